@@ -1,0 +1,99 @@
+"""Players that pick moves in many games at once, and the referee that pits two.
+
+A player keeps its own view of each game: `observe` tells it every move
+played (its own and the opponent's); `choose` asks for moves in some games.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from stonelab.games.gomoku import MOVER_WINS, ONGOING, GomokuRules, outcome_after
+from stonelab.search.mcts import BatchedMCTS, Evaluator, MCTSConfig
+from stonelab.search.pure_mcts import pure_mcts_move
+
+
+class NeuralMCTSPlayer:
+    """Network-guided batched search; plays the most visited move (no noise)."""
+
+    def __init__(self, rules: GomokuRules, evaluate: Evaluator, config: MCTSConfig, name: str = "neural"):
+        self.rules, self.evaluate, self.config, self.name = rules, evaluate, config, name
+        self.mcts: BatchedMCTS | None = None
+
+    def reset(self, num_games: int) -> None:
+        self.mcts = BatchedMCTS(self.rules, num_games, self.config)
+
+    def choose(self, games: np.ndarray) -> np.ndarray:
+        visits = self.mcts.search(self.evaluate, games, add_noise=False)
+        return np.argmax(visits[games], axis=1)
+
+    def observe(self, g: int, move: int) -> None:
+        self.mcts.play(g, move)
+
+
+class PureMCTSPlayer:
+    """Seed 000's pure-MCTS opponent: uniform priors, random rollouts."""
+
+    def __init__(self, rules: GomokuRules, playouts: int, c_puct: float = 5.0, seed: int = 0):
+        self.rules, self.playouts, self.c_puct, self.seed = rules, playouts, c_puct, seed
+        self.name = f"pure_mcts_{playouts}"
+
+    def reset(self, num_games: int) -> None:
+        self.boards = np.zeros((num_games, self.rules.num_actions), dtype=np.int8)
+        self.last = np.full(num_games, -1)
+        self.to_play = np.ones(num_games, dtype=np.int64)
+        self.plies = np.zeros(num_games, dtype=np.int64)
+
+    def choose(self, games: np.ndarray) -> np.ndarray:
+        moves = []
+        for g in games:
+            seed = (self.seed * 1_000_003 + int(g) * 1009 + int(self.plies[g])) % (2**31 - 1)
+            moves.append(pure_mcts_move(self.rules, self.boards[g], int(self.to_play[g]),
+                                        int(self.last[g]), playouts=self.playouts,
+                                        c_puct=self.c_puct, seed=seed))
+        return np.array(moves, dtype=np.int64)
+
+    def observe(self, g: int, move: int) -> None:
+        self.boards[g, move] = self.to_play[g]
+        self.last[g] = move
+        self.to_play[g] = -self.to_play[g]
+        self.plies[g] += 1
+
+
+def play_match(rules: GomokuRules, player, opponent, num_games: int):
+    """``num_games`` games, ``player`` black in even games; returns (wins, draws, losses).
+
+    All games advance together so batched players search them in one pass.
+    """
+    from stonelab.arena.ratings import MatchResult
+
+    player.reset(num_games)
+    opponent.reset(num_games)
+    boards = np.zeros((num_games, rules.num_actions), dtype=np.int8)
+    to_play = np.ones(num_games, dtype=np.int64)
+    stones = np.zeros(num_games, dtype=np.int64)
+    player_colour = np.where(np.arange(num_games) % 2 == 0, 1, -1)
+    result = np.zeros(num_games, dtype=np.int64)  # +1 player won, -1 lost, 0 draw
+    ongoing = np.ones(num_games, dtype=bool)
+    while ongoing.any():
+        for side in (player, opponent):
+            colour_of_side = player_colour if side is player else -player_colour
+            games = np.flatnonzero(ongoing & (to_play == colour_of_side))
+            if len(games) == 0:
+                continue
+            for g, move in zip(games, side.choose(games)):
+                move = int(move)
+                if boards[g, move] != 0:
+                    raise RuntimeError(f"{side.name} played the occupied point {move} in game {g}")
+                boards[g, move] = to_play[g]
+                stones[g] += 1
+                player.observe(g, move)
+                opponent.observe(g, move)
+                outcome = outcome_after(boards[g], rules.n, rules.k, move, stones[g])
+                if outcome != ONGOING:
+                    ongoing[g] = False
+                    if outcome == MOVER_WINS:
+                        result[g] = 1 if to_play[g] == player_colour[g] else -1
+                to_play[g] = -to_play[g]
+    return MatchResult(wins=int((result == 1).sum()), draws=int((result == 0).sum()),
+                       losses=int((result == -1).sum()))

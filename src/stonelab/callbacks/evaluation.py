@@ -1,0 +1,131 @@
+"""The Evaluation callback: the arena beside the trainer."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import lightning as L
+import torch
+
+from stonelab.arena.players import NeuralMCTSPlayer, PureMCTSPlayer, play_match
+from stonelab.arena.ratings import MatchResult
+from stonelab.callbacks.logging import log_metrics
+from stonelab.errors import ConfigError
+from stonelab.models.alphazero import load_policy_value_net, net_evaluator
+from stonelab.search.mcts import MCTSConfig
+
+
+class Evaluation(L.Callback):
+    """Every ``every_n_rounds`` self-play rounds (and at the end) play ``games`` games.
+
+    Colours alternate. The opponent is pure MCTS with ``pure_playouts``, raised by
+    ``playouts_step`` after a perfect score up to ``max_pure_playouts`` (as
+    AlphaZero_Gomoku does), or the network of ``opponent_checkpoint``. Logs
+    eval/win_ratio with its 95% Wilson interval, keeps ``best.ckpt`` (best win
+    ratio against the current opponent) and appends every match to
+    ``evaluations.jsonl`` in the checkpoint folder. With DDP each rank plays its
+    share of the games and the results are summed.
+    """
+
+    def __init__(self, search: dict | MCTSConfig, *, every_n_rounds: int = 50, games: int = 10,
+                 pure_playouts: int = 1000, playouts_step: int = 1000, max_pure_playouts: int = 5000,
+                 opponent_checkpoint: str | None = None, seed: int = 0, dirpath: str | None = None,
+                 at_train_end: bool = True):
+        if every_n_rounds < 1 or games < 1 or pure_playouts < 1:
+            raise ConfigError(f"callbacks.evaluation: every_n_rounds={every_n_rounds}, games={games} "
+                             f"and pure_playouts={pure_playouts} must be >= 1")
+        if opponent_checkpoint and not os.path.isfile(opponent_checkpoint):
+            raise ConfigError(f"callbacks.evaluation.opponent_checkpoint={opponent_checkpoint}: no such file")
+        self.search = search if isinstance(search, MCTSConfig) else MCTSConfig(**search)
+        self.every_n_rounds = every_n_rounds
+        self.games = games
+        self.playouts_step = playouts_step
+        self.max_pure_playouts = max_pure_playouts
+        self.opponent_checkpoint = opponent_checkpoint
+        self.seed = seed
+        self.dirpath = dirpath
+        self.at_train_end = at_train_end
+        # State kept in checkpoints.
+        self.pure_playouts = pure_playouts
+        self.best_win_ratio = -1.0
+        self.last_eval_round = 0
+        self.history: list[dict] = []
+
+    def state_dict(self) -> dict:
+        return {"pure_playouts": self.pure_playouts, "best_win_ratio": self.best_win_ratio,
+                "last_eval_round": self.last_eval_round, "history": json.dumps(self.history)}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.pure_playouts = int(state["pure_playouts"])
+        self.best_win_ratio = float(state["best_win_ratio"])
+        self.last_eval_round = int(state["last_eval_round"])
+        self.history = json.loads(state["history"])
+
+    def opponent_name(self) -> str:
+        return f"checkpoint:{self.opponent_checkpoint}" if self.opponent_checkpoint else f"pure_mcts_{self.pure_playouts}"
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        rounds = pl_module.rounds
+        if rounds % self.every_n_rounds == 0 and rounds != self.last_eval_round:
+            self.evaluate(trainer, pl_module)
+
+    def on_train_end(self, trainer, pl_module) -> None:
+        if self.at_train_end and pl_module.rounds != self.last_eval_round:
+            self.evaluate(trainer, pl_module)
+
+    def evaluate(self, trainer, module) -> MatchResult:
+        start = time.perf_counter()
+        result = self._play_share(trainer, module)
+        record = {
+            "round": module.rounds, "train_step": module.train_steps, "games_played": module.games_played,
+            "opponent": self.opponent_name(), "wins": result.wins, "draws": result.draws,
+            "losses": result.losses, "win_ratio": result.win_ratio,
+            "ci_low": result.interval[0], "ci_high": result.interval[1],
+            "seconds": time.perf_counter() - start,
+        }
+        self.history.append(record)
+        self.last_eval_round = module.rounds
+        metrics = {"eval/win_ratio": result.win_ratio, "eval/win_ratio_ci_low": result.interval[0],
+                   "eval/win_ratio_ci_high": result.interval[1], "eval/opponent_playouts": float(self.pure_playouts)}
+        log_metrics(trainer, metrics, step=module.train_steps)
+        improved = result.win_ratio > self.best_win_ratio
+        if improved:
+            self.best_win_ratio = result.win_ratio
+        if improved and self.dirpath:
+            trainer.save_checkpoint(os.path.join(self.dirpath, "best.ckpt"))
+        if trainer.is_global_zero:
+            print(f"[eval] round {module.rounds} vs {record['opponent']}: {result}")
+            if self.dirpath:
+                os.makedirs(self.dirpath, exist_ok=True)
+                with open(os.path.join(self.dirpath, "evaluations.jsonl"), "a") as f:
+                    f.write(json.dumps(record) + "\n")
+        if (not self.opponent_checkpoint and result.win_ratio == 1.0
+                and self.pure_playouts < self.max_pure_playouts):
+            # A perfect score says little more; face a stronger pure MCTS, best restarts.
+            self.pure_playouts = min(self.pure_playouts + self.playouts_step, self.max_pure_playouts)
+            self.best_win_ratio = -1.0
+        return result
+
+    def _play_share(self, trainer, module) -> MatchResult:
+        rank, world = trainer.global_rank, trainer.world_size
+        games = self.games // world + (1 if rank < self.games % world else 0)
+        wins = draws = losses = 0
+        if games > 0:
+            with module.evaluation_mode():
+                player = NeuralMCTSPlayer(module.game, module.evaluator(), self.search)
+                opponent = self._opponent(module)
+                result = play_match(module.game, player, opponent, games)
+                wins, draws, losses = result.wins, result.draws, result.losses
+        counts = torch.tensor([wins, draws, losses], dtype=torch.float64, device=module.device)
+        counts = trainer.strategy.reduce(counts, reduce_op="sum")
+        return MatchResult(*(int(c) for c in counts.tolist()))
+
+    def _opponent(self, module):
+        seed = self.seed * 7919 + module.rounds
+        if self.opponent_checkpoint:
+            net = load_policy_value_net(self.opponent_checkpoint, module.game)
+            return NeuralMCTSPlayer(module.game, net_evaluator(net, module.device), self.search,
+                                    name="checkpoint")
+        return PureMCTSPlayer(module.game, self.pure_playouts, self.search.c_puct, seed=seed)

@@ -1,0 +1,76 @@
+"""The SelfPlay callback: plays games with the current network between updates."""
+
+from __future__ import annotations
+
+import time
+
+import lightning as L
+import numpy as np
+import torch
+
+from stonelab.callbacks.logging import log_metrics
+from stonelab.errors import ConfigError
+from stonelab.search.mcts import MCTSConfig
+from stonelab.search.selfplay import play_games
+
+
+class SelfPlay(L.Callback):
+    """Every ``steps_per_round`` training steps, play ``games_per_round`` games.
+
+    Games run in eval and inference mode on the module's device (the GPU when
+    there is one) and go into the DataModule's replay buffer before the next
+    step samples it. Before training starts the buffer is filled to at least
+    one batch. Randomness is seeded by (seed, rank, round), so a resumed run
+    plays the same games it would have played.
+    """
+
+    def __init__(self, search: dict | MCTSConfig, *, games_per_round: int = 1,
+                 steps_per_round: int = 1, temperature_moves: int = 8, seed: int = 0,
+                 torch_threads: int | None = None):
+        if games_per_round < 1 or steps_per_round < 1 or temperature_moves < 0:
+            raise ConfigError(
+                f"callbacks.selfplay: games_per_round={games_per_round} and steps_per_round="
+                f"{steps_per_round} must be >= 1, temperature_moves={temperature_moves} >= 0")
+        self.search = search if isinstance(search, MCTSConfig) else MCTSConfig(**search)
+        self.games_per_round = games_per_round
+        self.steps_per_round = steps_per_round
+        self.temperature_moves = temperature_moves
+        self.seed = seed
+        self.torch_threads = torch_threads
+
+    def on_fit_start(self, trainer, pl_module) -> None:
+        if self.torch_threads:
+            torch.set_num_threads(self.torch_threads)
+
+    def on_train_start(self, trainer, pl_module) -> None:
+        # Epoch 0's first batch is drawn inside the first step; fill the buffer first.
+        data = trainer.datamodule
+        while len(data.buffer) < data.batch_size:
+            self.play_round(trainer, pl_module)
+
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
+        if pl_module.train_steps % self.steps_per_round == 0:
+            self.play_round(trainer, pl_module)
+
+    def play_round(self, trainer, module) -> None:
+        start = time.perf_counter()
+        rng = np.random.default_rng([self.seed, trainer.global_rank, module.rounds])
+        with module.evaluation_mode():
+            games = play_games(module.game, module.evaluator(), self.games_per_round, self.search,
+                               temperature_moves=self.temperature_moves, rng=rng)
+        elapsed = time.perf_counter() - start
+        added = trainer.datamodule.add_games(games.planes, games.policies, games.values)
+        module.rounds += 1
+        module.games_played += self.games_per_round
+        stats = {
+            "selfplay/game_length": float(games.lengths.mean()),
+            "selfplay/buffer_size": float(len(trainer.datamodule.buffer)),
+            "selfplay/games_per_hour": self.games_per_round / elapsed * 3600.0,
+            "selfplay/positions_added": float(added),
+            "selfplay/black_win_share": float((games.winners == 1).mean()),
+            "selfplay/draw_share": float((games.winners == 0).mean()),
+            "search/playouts_per_s": games.simulations / elapsed,
+            "selfplay/rounds": float(module.rounds),
+            "selfplay/games": float(module.games_played),
+        }
+        log_metrics(trainer, stats, step=module.train_steps)

@@ -1,0 +1,115 @@
+"""The replay buffer of self-play positions, and the dataset that samples it.
+
+Positions are stored as uint8 planes (they are 0/1), float32 policy targets and
+float32 game results, all torch tensors so the buffer goes into a Lightning
+checkpoint as it is (torch >= 2.6 loads checkpoints with ``weights_only=True``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch.utils.data import IterableDataset
+
+from stonelab.errors import StonelabError
+
+
+class ReplayBufferError(StonelabError):
+    """A buffer state that does not fit this buffer (other game or shape)."""
+
+
+class ReplayBuffer:
+    """Ring buffer of ``capacity`` positions: the oldest are overwritten first.
+
+    states_bcnn uint8 [capacity, C, n, n], policies_ba float32 [capacity, A],
+    values_b float32 [capacity] (result for the player to move).
+    """
+
+    def __init__(self, capacity: int, planes: int, board_size: int):
+        if capacity < 1:
+            raise ReplayBufferError(f"data.buffer_size={capacity} must be >= 1")
+        n = board_size
+        self.capacity = capacity
+        self.states_bcnn = torch.zeros((capacity, planes, n, n), dtype=torch.uint8)
+        self.policies_ba = torch.zeros((capacity, n * n), dtype=torch.float32)
+        self.values_b = torch.zeros(capacity, dtype=torch.float32)
+        self.size = 0
+        self.next_slot = 0
+        self.positions_added = 0  # ever, including overwritten ones
+        self.batches_drawn = 0  # seeds the sampling stream, so resume replays it
+
+    def __len__(self) -> int:
+        return self.size
+
+    def add(self, states: np.ndarray, policies: np.ndarray, values: np.ndarray) -> None:
+        """Append ``[P, C, n, n]`` planes, ``[P, A]`` policies and ``[P]`` results."""
+        count = len(values)
+        if count > self.capacity:  # only the newest fit
+            states, policies, values = states[-self.capacity:], policies[-self.capacity:], values[-self.capacity:]
+            count = self.capacity
+        slots = (self.next_slot + np.arange(count)) % self.capacity
+        idx = torch.from_numpy(slots)
+        self.states_bcnn[idx] = torch.from_numpy(np.ascontiguousarray(states)).to(torch.uint8)
+        self.policies_ba[idx] = torch.from_numpy(np.ascontiguousarray(policies, dtype=np.float32))
+        self.values_b[idx] = torch.from_numpy(np.ascontiguousarray(values, dtype=np.float32))
+        self.next_slot = int((self.next_slot + count) % self.capacity)
+        self.size = min(self.capacity, self.size + count)
+        self.positions_added += len(values)
+
+    def sample(self, batch_size: int, rng: np.random.Generator):
+        """A uniform minibatch: float32 planes, policies, values."""
+        if self.size == 0:
+            raise ReplayBufferError("cannot sample an empty replay buffer; play games first")
+        replace = self.size < batch_size
+        idx = torch.from_numpy(rng.choice(self.size, size=batch_size, replace=replace))
+        return self.states_bcnn[idx].float(), self.policies_ba[idx], self.values_b[idx]
+
+    def state_dict(self) -> dict:
+        return {
+            "states_bcnn": self.states_bcnn[: self.size].clone(),
+            "policies_ba": self.policies_ba[: self.size].clone(),
+            "values_b": self.values_b[: self.size].clone(),
+            "next_slot": self.next_slot,
+            "positions_added": self.positions_added,
+            "batches_drawn": self.batches_drawn,
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        states = state["states_bcnn"]
+        if tuple(states.shape[1:]) != tuple(self.states_bcnn.shape[1:]):
+            raise ReplayBufferError(
+                f"checkpoint replay buffer holds positions of shape {tuple(states.shape[1:])}, "
+                f"this run expects {tuple(self.states_bcnn.shape[1:])} (another board size?)")
+        size = states.shape[0]
+        if size > self.capacity:
+            raise ReplayBufferError(
+                f"checkpoint replay buffer holds {size} positions, more than "
+                f"data.buffer_size={self.capacity}; resume with the same buffer size")
+        self.states_bcnn[:size] = states
+        self.policies_ba[:size] = state["policies_ba"]
+        self.values_b[:size] = state["values_b"]
+        self.size = size
+        self.next_slot = int(state["next_slot"])
+        self.positions_added = int(state["positions_added"])
+        self.batches_drawn = int(state["batches_drawn"])
+
+
+class ReplayBatches(IterableDataset):
+    """Endless minibatches sampled from a live buffer (use with num_workers=0).
+
+    Workers would fork a snapshot of the buffer and never see new games, so the
+    sampling happens in the main process; the stream is seeded by
+    (seed, rank, batches drawn so far) and so continues exactly after a resume.
+    """
+
+    def __init__(self, buffer: ReplayBuffer, batch_size: int, seed: int, rank: int = 0):
+        self.buffer = buffer
+        self.batch_size = batch_size
+        self.seed = seed
+        self.rank = rank
+
+    def __iter__(self):
+        while True:
+            rng = np.random.default_rng([self.seed, self.rank, self.buffer.batches_drawn])
+            self.buffer.batches_drawn += 1
+            yield self.buffer.sample(self.batch_size, rng)

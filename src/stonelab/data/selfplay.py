@@ -1,0 +1,54 @@
+"""data=selfplay: the DataModule that owns the replay buffer."""
+
+from __future__ import annotations
+
+import lightning as L
+import numpy as np
+from torch.utils.data import DataLoader
+
+from stonelab.data.replay import ReplayBatches, ReplayBuffer
+from stonelab.errors import ConfigError
+from stonelab.games.gomoku import NUM_PLANES, GomokuRules
+from stonelab.games.symmetry import all_symmetries
+
+
+class SelfPlayDataModule(L.LightningDataModule):
+    """Replay buffer of ``buffer_size`` positions served as ``batch_size`` minibatches.
+
+    With ``augment`` every position enters the buffer in all 8 symmetries (as
+    seed 000 does). Each DDP rank owns its own buffer, filled by its own
+    self-play, and draws the same number of batches.
+    """
+
+    def __init__(self, game: GomokuRules, *, buffer_size: int = 10_000, batch_size: int = 512,
+                 augment: bool = True, seed: int = 0, num_workers: int = 0):
+        super().__init__()
+        if batch_size < 1:
+            raise ConfigError(f"data.batch_size={batch_size} must be >= 1")
+        if num_workers != 0:
+            raise ConfigError("data.num_workers must be 0 for self-play: worker processes would "
+                             "sample a frozen copy of the replay buffer")
+        self.game = game
+        self.batch_size = batch_size
+        self.augment = augment
+        self.seed = seed
+        self.buffer = ReplayBuffer(buffer_size, NUM_PLANES, game.n)
+
+    def add_games(self, planes: np.ndarray, policies: np.ndarray, values: np.ndarray) -> int:
+        """Add positions (and their symmetries); returns how many entered the buffer."""
+        if self.augment:
+            planes, policies = all_symmetries(planes, policies)
+            values = np.tile(values, 8)
+        self.buffer.add(planes, policies, values)
+        return len(values)
+
+    def train_dataloader(self) -> DataLoader:
+        rank = self.trainer.global_rank if self.trainer is not None else 0
+        dataset = ReplayBatches(self.buffer, self.batch_size, self.seed, rank)
+        return DataLoader(dataset, batch_size=None, num_workers=0)
+
+    def state_dict(self) -> dict:
+        return {"buffer": self.buffer.state_dict()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.buffer.load_state_dict(state["buffer"])

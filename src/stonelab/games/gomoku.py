@@ -1,0 +1,170 @@
+"""Gomoku (freestyle k-in-a-row) rules as numba kernels: the one source of truth.
+
+A position is a flat ``int8`` board of ``n * n`` points (0 empty, +1 black,
+-1 white, black moves first) plus three integers: the colour to move, the last
+move (-1 before the first) and the number of stones. Points are indexed
+``row * n + col``. Search, encoders, protocols and tests all call these kernels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from stonelab.errors import ConfigError
+
+BLACK = 1
+WHITE = -1
+EMPTY = 0
+
+# Outcome of the move just played, as returned by `outcome_after`.
+ONGOING = 0
+MOVER_WINS = 1
+DRAW = 2
+
+MIN_BOARD = 5
+MAX_BOARD = 19
+NUM_PLANES = 4  # own stones, opponent stones, last move, colour to move
+
+_DIRECTIONS = np.array([[0, 1], [1, 0], [1, 1], [1, -1]], dtype=np.int64)
+
+
+class GameConfigError(ConfigError):
+    """A game configuration that cannot describe a playable game."""
+
+
+@dataclass(frozen=True)
+class GomokuRules:
+    """Board size ``n`` (5..19) and line length ``k`` that wins (3..n).
+
+    Freestyle: a line of k *or more* wins; a full board with no line is a draw.
+    """
+
+    board_size: int
+    win_length: int
+
+    def __post_init__(self):
+        n, k = self.board_size, self.win_length
+        if not isinstance(n, int) or not MIN_BOARD <= n <= MAX_BOARD:
+            raise GameConfigError(
+                f"game.board_size={n!r}: Gomoku boards must be {MIN_BOARD}..{MAX_BOARD}"
+            )
+        if not isinstance(k, int) or not 3 <= k <= n:
+            raise GameConfigError(
+                f"game.win_length={k!r}: needs 3 <= k <= board_size ({n}); "
+                f"a line longer than the board could never be made"
+            )
+
+    @property
+    def n(self) -> int:
+        return self.board_size
+
+    @property
+    def k(self) -> int:
+        return self.win_length
+
+    @property
+    def num_actions(self) -> int:
+        return self.n * self.n
+
+    @property
+    def name(self) -> str:
+        return f"gomoku_{self.n}x{self.n}_c{self.k}"
+
+    def new_board(self) -> np.ndarray:
+        return np.zeros(self.n * self.n, dtype=np.int8)
+
+
+@njit(cache=True, nogil=True)
+def line_length(board, n, move):
+    """Longest line through ``move`` made of the stone standing on ``move``."""
+    colour = board[move]
+    r0 = move // n
+    c0 = move % n
+    best = 0
+    for d in range(4):
+        dr = _DIRECTIONS[d, 0]
+        dc = _DIRECTIONS[d, 1]
+        count = 1
+        r = r0 + dr
+        c = c0 + dc
+        while 0 <= r < n and 0 <= c < n and board[r * n + c] == colour:
+            count += 1
+            r += dr
+            c += dc
+        r = r0 - dr
+        c = c0 - dc
+        while 0 <= r < n and 0 <= c < n and board[r * n + c] == colour:
+            count += 1
+            r -= dr
+            c -= dc
+        if count > best:
+            best = count
+    return best
+
+
+@njit(cache=True, nogil=True)
+def outcome_after(board, n, k, move, n_stones):
+    """Outcome once ``move`` stands on ``board`` and the board holds ``n_stones``.
+
+    Only lines through the last move are checked: a line elsewhere would have
+    ended the game earlier.
+    """
+    if line_length(board, n, move) >= k:
+        return MOVER_WINS
+    if n_stones >= n * n:
+        return DRAW
+    return ONGOING
+
+
+@njit(cache=True, nogil=True)
+def would_win(board, n, k, move, colour):
+    """Whether ``colour`` playing on the empty point ``move`` makes k in a row."""
+    board[move] = colour
+    won = line_length(board, n, move) >= k
+    board[move] = EMPTY
+    return won
+
+
+@njit(cache=True, nogil=True)
+def legal_mask(board, out):
+    """``out[a] = True`` for every empty point (every empty point is legal)."""
+    for a in range(board.shape[0]):
+        out[a] = board[a] == EMPTY
+
+
+@njit(cache=True, nogil=True)
+def encode(board, n, to_play, last_move, out):
+    """Seed 000's four planes from the mover's view into ``out[4, n, n]`` (float32).
+
+    0: the mover's stones, 1: the opponent's, 2: the last move, 3: all ones
+    when black is to move (the colour plane of AlphaZero_Gomoku).
+    """
+    colour_plane = 1.0 if to_play == BLACK else 0.0
+    for a in range(n * n):
+        r = a // n
+        c = a % n
+        s = board[a]
+        out[0, r, c] = 1.0 if s == to_play else 0.0
+        out[1, r, c] = 1.0 if s == -to_play else 0.0
+        out[2, r, c] = 1.0 if a == last_move else 0.0
+        out[3, r, c] = colour_plane
+
+
+def encode_position(board: np.ndarray, n: int, to_play: int, last_move: int) -> np.ndarray:
+    """Convenience wrapper returning a fresh ``[4, n, n]`` float32 array."""
+    out = np.zeros((NUM_PLANES, n, n), dtype=np.float32)
+    encode(board, n, to_play, last_move, out)
+    return out
+
+
+def board_from_rows(rows: list[str]) -> np.ndarray:
+    """Build a board from text rows: ``X`` black, ``O`` white, ``.`` empty (tests, docs)."""
+    n = len(rows)
+    lookup = {"X": BLACK, "O": WHITE, ".": EMPTY}
+    flat = [lookup[ch] for row in rows for ch in row.replace(" ", "")]
+    if len(flat) != n * n:
+        raise ValueError(f"board rows must form an {n}x{n} square")
+    return np.array(flat, dtype=np.int8)

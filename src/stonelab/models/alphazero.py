@@ -1,0 +1,180 @@
+"""AlphaZero policy-value training (seed 000) as a LightningModule.
+
+One training step = one minibatch from the replay buffer, trained for up to
+``epochs_per_step`` passes (AlphaZero_Gomoku's 5 epochs) with the KL-adaptive
+learning-rate multiplier: passes stop early once the policy moved more than
+4x the KL target, and the multiplier is divided by 1.5 when the step's KL
+exceeded 2x target, multiplied by 1.5 when it stayed under half the target.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import lightning as L
+import numpy as np
+import torch
+from torch import nn
+
+from stonelab.errors import ConfigError, StonelabError
+from stonelab.games.gomoku import GomokuRules
+from stonelab.search.mcts import Evaluator
+
+CHECKPOINT_KEY = "stonelab"
+
+
+class CheckpointMismatchError(StonelabError):
+    """A checkpoint made for another game or model."""
+
+
+class AlphaZeroModule(L.LightningModule):
+    def __init__(self, net: nn.Module, game: GomokuRules, *, lr: float = 2e-3,
+                 weight_decay: float = 1e-4, kl_target: float = 0.02, epochs_per_step: int = 5,
+                 lr_multiplier_min: float = 0.1, lr_multiplier_max: float = 10.0):
+        super().__init__()
+        if lr <= 0 or kl_target <= 0 or epochs_per_step < 1 or not 0 < lr_multiplier_min <= lr_multiplier_max:
+            raise ConfigError(
+                f"model: lr={lr} and kl_target={kl_target} must be > 0, epochs_per_step="
+                f"{epochs_per_step} >= 1, 0 < lr_multiplier_min <= lr_multiplier_max")
+        self.save_hyperparameters(ignore=["net", "game"])
+        self.net = net
+        self.game = game
+        self.automatic_optimization = False
+        # Training state that must survive a resume (saved in on_save_checkpoint).
+        self.lr_multiplier = 1.0
+        self.rounds = 0  # self-play rounds played
+        self.games_played = 0
+        self.train_steps = 0
+
+    def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.net(planes)
+
+    def configure_optimizers(self):
+        return torch.optim.Adam(self.net.parameters(), lr=self.hparams.lr,
+                                weight_decay=self.hparams.weight_decay)
+
+    def training_step(self, dataloader_iter):
+        # Pulling the batch here (not before the step) lets SelfPlay fill the
+        # buffer in on_train_batch_start and have this step sample fresh games.
+        batch, _, _ = next(dataloader_iter)  # yields (batch, batch_idx, dataloader_idx)
+        states, policies, values = (t.to(self.device) for t in batch)
+        opt = self.optimizers()
+        hp = self.hparams
+        for group in opt.param_groups:
+            group["lr"] = hp.lr * self.lr_multiplier
+        with torch.no_grad():
+            old_log_p, _ = self.net(states)
+        for _ in range(hp.epochs_per_step):
+            log_p, v = self.net(states)
+            value_loss = torch.mean((values - v) ** 2)
+            policy_loss = -torch.mean(torch.sum(policies * log_p, dim=1))
+            loss = value_loss + policy_loss
+            opt.zero_grad()
+            self.manual_backward(loss)
+            opt.step()
+            with torch.no_grad():
+                new_log_p, _ = self.net(states)
+                kl = torch.mean(torch.sum(old_log_p.exp() * (old_log_p - new_log_p), dim=1))
+                kl = self.trainer.strategy.reduce(kl, reduce_op="mean")  # same decision on every rank
+            if kl > 4 * hp.kl_target:
+                break
+        if kl > 2 * hp.kl_target and self.lr_multiplier > hp.lr_multiplier_min:
+            self.lr_multiplier /= 1.5
+        elif kl < hp.kl_target / 2 and self.lr_multiplier < hp.lr_multiplier_max:
+            self.lr_multiplier *= 1.5
+        self.train_steps += 1
+        with torch.no_grad():
+            entropy = -torch.mean(torch.sum(log_p.exp() * log_p, dim=1))
+        self.log_dict({
+            "train/loss": loss.detach(), "train/value_loss": value_loss.detach(),
+            "train/policy_loss": policy_loss.detach(), "train/policy_entropy": entropy,
+            "train/kl": kl, "train/lr_multiplier": self.lr_multiplier,
+            "train/lr": hp.lr * self.lr_multiplier,
+        }, on_step=True, on_epoch=False, prog_bar=False, batch_size=len(states))
+        self.log("loss", loss.detach(), prog_bar=True, logger=False, batch_size=len(states))
+        return loss.detach()
+
+    @contextmanager
+    def evaluation_mode(self):
+        """Eval mode for search, restoring train mode afterwards."""
+        was_training = self.net.training
+        self.net.eval()
+        try:
+            yield
+        finally:
+            self.net.train(was_training)
+
+    def evaluator(self) -> Evaluator:
+        """Batched leaf evaluation on this module's device; call inside `evaluation_mode`."""
+        return net_evaluator(self.net, self.device)
+
+    def identity(self) -> dict:
+        """What a checkpoint must match to be loaded into this module."""
+        return {"model": "alphazero", "game": "gomoku",
+                "board_size": self.game.n, "win_length": self.game.k}
+
+    def on_save_checkpoint(self, checkpoint: dict) -> None:
+        checkpoint[CHECKPOINT_KEY] = {
+            "identity": self.identity(), "net_config": dict(self.net.config),
+            "lr_multiplier": float(self.lr_multiplier),
+            "rounds": self.rounds, "games_played": self.games_played,
+            "train_steps": self.train_steps,
+        }
+
+    def on_load_checkpoint(self, checkpoint: dict) -> None:
+        check_identity(checkpoint, self.identity(), source="checkpoint")
+        state = checkpoint[CHECKPOINT_KEY]
+        self.lr_multiplier = state["lr_multiplier"]
+        self.rounds = state["rounds"]
+        self.games_played = state["games_played"]
+        self.train_steps = state["train_steps"]
+
+
+def check_identity(checkpoint: dict, expected: dict, source: str) -> None:
+    """Refuse a checkpoint of another model, game or board with a specific message."""
+    state = checkpoint.get(CHECKPOINT_KEY)
+    if not isinstance(state, dict) or "identity" not in state:
+        raise CheckpointMismatchError(f"{source} was not written by stonelab's {expected['model']} model")
+    found = state["identity"]
+    diffs = [f"{key}: checkpoint has {found.get(key)!r}, this run has {value!r}"
+             for key, value in expected.items() if found.get(key) != value]
+    if diffs:
+        raise CheckpointMismatchError(f"{source} does not fit this run ({'; '.join(diffs)})")
+
+
+def load_checkpoint_file(path: str) -> dict:
+    """Read a checkpoint on the CPU with a clear error for a missing or broken file."""
+    import os
+
+    if not os.path.isfile(path):
+        raise StonelabError(f"ckpt_path={path}: no such file")
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises many types for a corrupt file
+        raise CheckpointMismatchError(f"ckpt_path={path}: not a readable checkpoint ({exc})") from exc
+
+
+def load_policy_value_net(path: str, game: GomokuRules) -> nn.Module:
+    """The trained network of an AlphaZero checkpoint, checked against ``game``."""
+    from stonelab.models.nets.policy_value import PolicyValueNet
+
+    checkpoint = load_checkpoint_file(path)
+    check_identity(checkpoint, {"model": "alphazero", "game": "gomoku",
+                                "board_size": game.n, "win_length": game.k}, source=path)
+    net = PolicyValueNet(**checkpoint[CHECKPOINT_KEY]["net_config"])
+    prefix = "net."
+    net.load_state_dict({k[len(prefix):]: v for k, v in checkpoint["state_dict"].items()
+                         if k.startswith(prefix)})
+    return net.eval()
+
+
+def net_evaluator(net: nn.Module, device: torch.device | str = "cpu") -> Evaluator:
+    """Batched leaf evaluation for a plain network (opponents, benchmarks, play)."""
+    net = net.to(device).eval()
+
+    def evaluate(planes: np.ndarray):
+        with torch.inference_mode():
+            log_p, v = net(torch.from_numpy(planes).to(device, non_blocking=True))
+            return log_p.exp().float().cpu().numpy(), v.float().cpu().numpy()
+
+    return evaluate

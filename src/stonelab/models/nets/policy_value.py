@@ -1,0 +1,65 @@
+"""The policy-value network of seed 000 (AlphaZero_Gomoku's small CNN), widenable.
+
+Trunk: 3x3 convs ``channels`` (default 32-64-128) with ReLU, then optionally
+``res_blocks`` residual blocks (two 3x3 convs + batch norm) at the last width.
+Policy head: 1x1 conv to 4 planes, a linear layer to ``n * n`` log-probabilities.
+Value head: 1x1 conv to 2 planes, linear 64, linear 1, tanh.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from stonelab.errors import ConfigError
+
+
+class ResidualBlock(nn.Module):
+    def __init__(self, width: int):
+        super().__init__()
+        self.conv1 = nn.Conv2d(width, width, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.conv2 = nn.Conv2d(width, width, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.relu(self.bn1(self.conv1(x)))
+        return F.relu(x + self.bn2(self.conv2(y)))
+
+
+class PolicyValueNet(nn.Module):
+    """``planes [B, 4, n, n]`` -> ``(log_policy [B, n*n], value [B])``."""
+
+    def __init__(self, board_size: int, in_planes: int = 4,
+                 channels: tuple[int, ...] = (32, 64, 128), res_blocks: int = 0,
+                 policy_planes: int = 4, value_planes: int = 2, value_hidden: int = 64):
+        super().__init__()
+        if not channels or min(channels) < 1 or res_blocks < 0:
+            raise ConfigError(f"model.net: channels={list(channels)} must be a non-empty list of "
+                             f"positive widths and res_blocks={res_blocks} must be >= 0")
+        # Constructor arguments, so a checkpoint can rebuild the same net.
+        self.config = {"board_size": board_size, "in_planes": in_planes, "channels": list(channels),
+                       "res_blocks": res_blocks, "policy_planes": policy_planes,
+                       "value_planes": value_planes, "value_hidden": value_hidden}
+        n = board_size
+        layers: list[nn.Module] = []
+        width = in_planes
+        for out in channels:
+            layers += [nn.Conv2d(width, out, 3, padding=1), nn.ReLU()]
+            width = out
+        layers += [ResidualBlock(width) for _ in range(res_blocks)]
+        self.trunk = nn.Sequential(*layers)
+        self.policy_conv = nn.Conv2d(width, policy_planes, 1)
+        self.policy_fc = nn.Linear(policy_planes * n * n, n * n)
+        self.value_conv = nn.Conv2d(width, value_planes, 1)
+        self.value_fc1 = nn.Linear(value_planes * n * n, value_hidden)
+        self.value_fc2 = nn.Linear(value_hidden, 1)
+
+    def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x = self.trunk(planes)
+        p = F.relu(self.policy_conv(x)).flatten(1)
+        log_policy = F.log_softmax(self.policy_fc(p), dim=-1)
+        v = F.relu(self.value_conv(x)).flatten(1)
+        value = torch.tanh(self.value_fc2(F.relu(self.value_fc1(v)))).squeeze(-1)
+        return log_policy, value

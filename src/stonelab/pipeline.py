@@ -1,0 +1,74 @@
+"""What `src/train.py` runs: build everything from the Hydra config, then fit."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import lightning as L
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+
+from stonelab.errors import ConfigError
+from stonelab.models.alphazero import check_identity, load_checkpoint_file
+from stonelab.utils.checkpoint_io import AtomicCheckpointIO
+
+
+def build(cfg: DictConfig):
+    """Instantiate (game, datamodule, model, callbacks, loggers, trainer) from ``cfg``."""
+    game = instantiate(cfg.game)
+    datamodule = instantiate(cfg.data, game=game, _convert_="object")
+    model = instantiate(cfg.model, game=game, _convert_="object")
+    callbacks = [instantiate(c) for c in (cfg.get("callbacks") or {}).values() if c and "_target_" in c]
+    loggers = [instantiate(c) for c in (cfg.get("logger") or {}).values() if c and "_target_" in c]
+    trainer = instantiate(cfg.trainer, callbacks=callbacks, logger=loggers or False,
+                          plugins=[AtomicCheckpointIO()])
+    return game, datamodule, model, callbacks, loggers, trainer
+
+
+def train(cfg: DictConfig) -> dict:
+    """Fit the configured model; returns (and writes to result.json) the final metrics."""
+    check_model_data(cfg)
+    L.seed_everything(cfg.seed, workers=True)
+    game, datamodule, model, callbacks, loggers, trainer = build(cfg)
+    if cfg.get("ckpt_path"):
+        # Fail before any self-play if the checkpoint belongs to another run.
+        check_identity(load_checkpoint_file(cfg.ckpt_path), model.identity(), source=cfg.ckpt_path)
+    for lg in loggers:
+        lg.log_hyperparams(OmegaConf.to_container(cfg, resolve=True))
+    start = time.perf_counter()
+    trainer.fit(model, datamodule=datamodule, ckpt_path=cfg.get("ckpt_path"))
+    result = summarize(cfg, model, callbacks, trainer, time.perf_counter() - start)
+    if trainer.is_global_zero:
+        path = os.path.join(cfg.paths.output_dir, "result.json")
+        with open(path, "w") as f:
+            json.dump(result, f, indent=2)
+        print(f"result: {path}")
+    return result
+
+
+def summarize(cfg: DictConfig, model, callbacks, trainer, seconds: float) -> dict:
+    """The run's final numbers, as written to result.json (sweeps collect these)."""
+    from stonelab.callbacks.evaluation import Evaluation
+
+    result = {
+        "task_name": cfg.task_name, "game": model.game.name, "seconds": round(seconds, 1),
+        "rounds": model.rounds, "games_played": model.games_played, "train_steps": model.train_steps,
+    }
+    metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if v.numel() == 1}
+    result["metrics"] = metrics
+    for cb in callbacks:
+        if isinstance(cb, Evaluation) and cb.history:
+            ratios = [h["win_ratio"] for h in cb.history]
+            result["evaluations"] = cb.history
+            result["final_win_ratio"] = ratios[-1]
+            result["best_win_ratio"] = max(ratios)
+    return result
+
+
+def check_model_data(cfg: DictConfig) -> None:
+    model_target = str(cfg.model.get("_target_", ""))
+    data_target = str(cfg.data.get("_target_", ""))
+    if model_target.endswith("AlphaZeroModule") and not data_target.endswith("SelfPlayDataModule"):
+        raise ConfigError("model=alphazero learns from self-play: use data=selfplay")

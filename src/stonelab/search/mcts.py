@@ -1,0 +1,177 @@
+"""Batched neural MCTS (AlphaZero PUCT) over many games at once.
+
+Every step selects leaves in all games (``leaves_per_game`` each, kept apart by
+virtual loss) and evaluates all of them in ONE call of the injected
+``evaluate`` function. Trees live in `stonelab.search.tree` arrays and are
+reused between moves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from stonelab.errors import ConfigError
+from stonelab.games.gomoku import NUM_PLANES, ONGOING, GomokuRules
+from stonelab.search import tree as T
+
+# (planes [B, 4, n, n] float32) -> (priors [B, A] float32, values [B] float32 in [-1, 1])
+Evaluator = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+class SearchConfigError(ConfigError):
+    """A search setting outside its valid range."""
+
+
+@dataclass(frozen=True)
+class MCTSConfig:
+    """Search knobs (see conf/search/mcts.yaml).
+
+    playouts: new simulations per move (the subtree reused from the last move
+      keeps its visits on top of these).
+    leaves_per_game: leaves selected per game per batched evaluation; >1 needs
+      virtual loss to spread them.
+    """
+
+    playouts: int = 400
+    c_puct: float = 5.0
+    leaves_per_game: int = 1
+    virtual_loss: float = 1.0
+    dirichlet_alpha: float = 0.3
+    dirichlet_epsilon: float = 0.25
+    reuse_tree: bool = True
+
+    def __post_init__(self):
+        checks = [
+            (self.playouts >= 1, f"search.playouts={self.playouts} must be >= 1"),
+            (self.c_puct > 0, f"search.c_puct={self.c_puct} must be > 0"),
+            (self.leaves_per_game >= 1, f"search.leaves_per_game={self.leaves_per_game} must be >= 1"),
+            (self.virtual_loss >= 0, f"search.virtual_loss={self.virtual_loss} must be >= 0"),
+            (self.dirichlet_alpha > 0, f"search.dirichlet_alpha={self.dirichlet_alpha} must be > 0"),
+            (0 <= self.dirichlet_epsilon <= 1,
+             f"search.dirichlet_epsilon={self.dirichlet_epsilon} must be in [0, 1]"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise SearchConfigError(message)
+
+
+class BatchedMCTS:
+    """``num_games`` search trees advanced in lockstep.
+
+    Positions start empty; `play` advances a game (reusing its subtree),
+    `search` runs ``config.playouts`` simulations in the chosen games and
+    returns root visit counts ``[G, A]``.
+    """
+
+    def __init__(self, rules: GomokuRules, num_games: int, config: MCTSConfig,
+                 *, max_nodes: int | None = None):
+        self.rules = rules
+        self.config = config
+        self.num_games = num_games
+        n, a = rules.n, rules.num_actions
+        # A tree needs a node per simulation; twice that leaves room for reuse.
+        m = max_nodes or 2 * (config.playouts + 1) + 8
+        self.nodes = np.zeros((num_games, m, 4), dtype=np.int32)
+        self.edges_i = np.zeros((num_games, m * a, 4), dtype=np.int32)
+        self.edges_f = np.zeros((num_games, m * a, 2), dtype=np.float32)
+        self.meta = np.zeros((num_games, 3), dtype=np.int32)
+        self.root_board = np.zeros((num_games, a), dtype=np.int8)
+        self.root_info = np.zeros((num_games, 3), dtype=np.int32)
+        self.outcomes = np.zeros(num_games, dtype=np.int32)
+        max_batch = num_games * config.leaves_per_game
+        self._leaf_planes = np.zeros((max_batch, NUM_PLANES, n, n), dtype=np.float32)
+        self._leaf_boards = np.zeros((max_batch, a), dtype=np.int8)
+        self._leaf_game = np.zeros(max_batch, dtype=np.int32)
+        self._leaf_node = np.zeros(max_batch, dtype=np.int32)
+        self._leaf_paths = np.zeros((max_batch, a + 1), dtype=np.int32)
+        self._leaf_depth = np.zeros(max_batch, dtype=np.int32)
+        self._board = np.zeros(a, dtype=np.int8)
+        self._path = np.zeros(a + 1, dtype=np.int32)
+        self._candidates = np.zeros(a, dtype=np.bool_)
+        self.evaluations = 0  # leaves sent to the network, for throughput stats
+        self.simulations = 0
+        for g in range(num_games):
+            self.reset(g)
+
+    def reset(self, g: int) -> None:
+        """Game ``g`` back to the empty board with an empty tree."""
+        self.root_board[g] = 0
+        self.root_info[g] = (1, -1, 0)
+        self.outcomes[g] = ONGOING
+        T.reset_tree(self.nodes, self.meta, g, ONGOING)
+
+    def play(self, g: int, move: int) -> int:
+        """Play ``move`` in game ``g``; returns the outcome code of `stonelab.games.gomoku`."""
+        if self.root_board[g, move] != 0:
+            raise ValueError(f"game {g}: point {move} is occupied")
+        outcome = T.advance_root(self.nodes, self.edges_i, self.meta, self.root_board,
+                                 self.root_info, g, self.rules.n, self.rules.k, move)
+        if not self.config.reuse_tree:
+            T.reset_tree(self.nodes, self.meta, g, outcome)
+        self.outcomes[g] = outcome
+        return outcome
+
+    def search(self, evaluate: Evaluator, games: np.ndarray | None = None,
+               *, add_noise: bool = False) -> np.ndarray:
+        """Run ``playouts`` simulations in each game of ``games`` (default: all ongoing).
+
+        Returns root visit counts ``[G, A]`` float32 (zero rows for games not searched).
+        """
+        cfg = self.config
+        active = np.zeros(self.num_games, dtype=bool)
+        if games is None:
+            active[:] = True
+        else:
+            active[np.asarray(games, dtype=np.int64)] = True
+        active &= self.outcomes == ONGOING
+        sims_done = np.zeros(self.num_games, dtype=np.int64)
+        sims_target = np.where(active, cfg.playouts, 0).astype(np.int64)
+        a = self.rules.num_actions
+        for g in np.flatnonzero(active):
+            T.ensure_room(self.nodes, self.edges_i, self.edges_f, self.meta, g, cfg.playouts, a)
+        noise_pending = active.copy() if add_noise else np.zeros_like(active)
+        self._apply_noise(noise_pending)
+        while np.any(sims_done < sims_target):
+            b = T.select_leaves(
+                self.nodes, self.edges_i, self.edges_f, self.meta, self.root_board,
+                self.root_info, self.rules.n, self.rules.k, cfg.c_puct, cfg.virtual_loss,
+                cfg.leaves_per_game, sims_done, sims_target, self._leaf_planes,
+                self._leaf_boards, self._leaf_game, self._leaf_node, self._leaf_paths,
+                self._leaf_depth, self._board, self._path)
+            if b > 0:
+                priors, values = evaluate(self._leaf_planes[:b])
+                T.expand_and_backup(
+                    self.nodes, self.edges_i, self.edges_f, self.meta, b, self._leaf_boards,
+                    self._leaf_game, self._leaf_node, self._leaf_paths, self._leaf_depth,
+                    np.ascontiguousarray(priors, dtype=np.float32),
+                    np.ascontiguousarray(values, dtype=np.float32), sims_done, self._candidates)
+                self.evaluations += b
+            self._apply_noise(noise_pending)
+        self.simulations += int(sims_done.sum())
+        visits = np.zeros((self.num_games, a), dtype=np.float32)
+        for g in np.flatnonzero(active):
+            T.root_visits(self.nodes, self.edges_i, self.meta, g, visits[g])
+        return visits
+
+    def _apply_noise(self, pending: np.ndarray) -> None:
+        """Noise each pending root once it has been expanded."""
+        for g in np.flatnonzero(pending):
+            root = self.meta[g, T.ROOT]
+            if self.nodes[g, root, T.NUM_EDGES] >= 0:
+                T.add_dirichlet_noise(self.nodes, self.edges_f, self.meta, g,
+                                      self.config.dirichlet_alpha, self.config.dirichlet_epsilon)
+                pending[g] = False
+
+
+def visits_to_policy(visits: np.ndarray, temperature: float) -> np.ndarray:
+    """Move probabilities from visit counts: N^(1/T) normalised; T -> 0 is argmax."""
+    visits = np.asarray(visits, dtype=np.float64)
+    if temperature <= 1e-3:
+        probs = (visits == visits.max(axis=-1, keepdims=True)).astype(np.float64)
+    else:
+        scaled = np.where(visits > 0, visits / visits.max(axis=-1, keepdims=True), 0.0)
+        probs = scaled ** (1.0 / temperature)
+    return probs / probs.sum(axis=-1, keepdims=True)
