@@ -81,7 +81,7 @@ def play_match(rules: GomokuRules, player, opponent, num_games: int):
             games = np.flatnonzero(ongoing & (to_play == colour_of_side))
             if len(games) == 0:
                 continue
-            for g, move in zip(games, side.choose(games)):
+            for g, move in zip(games, side.choose(games), strict=True):
                 move = int(move)
                 if boards[g, move] != 0:
                     raise RuntimeError(f"{side.name} played the occupied point {move} in game {g}")

@@ -73,7 +73,10 @@ class BatchedMCTS:
         self.num_games = num_games
         n, a = rules.n, rules.num_actions
         # A tree needs a node per simulation; twice that leaves room for reuse.
-        m = max_nodes or 2 * (config.playouts + 1) + 8
+        m = max_nodes or 2 * (config.playouts + 2) + 8
+        if m < config.playouts + 2:
+            raise SearchConfigError(f"max_nodes={m} cannot hold one search of "
+                                    f"{config.playouts} playouts (needs >= {config.playouts + 2})")
         self.nodes = np.zeros((num_games, m, 4), dtype=np.int32)
         self.edges_i = np.zeros((num_games, m * a, 4), dtype=np.int32)
         self.edges_f = np.zeros((num_games, m * a, 2), dtype=np.float32)
@@ -127,11 +130,14 @@ class BatchedMCTS:
         else:
             active[np.asarray(games, dtype=np.int64)] = True
         active &= self.outcomes == ONGOING
-        sims_done = np.zeros(self.num_games, dtype=np.int64)
-        sims_target = np.where(active, cfg.playouts, 0).astype(np.int64)
         a = self.rules.num_actions
         for g in np.flatnonzero(active):
-            T.ensure_room(self.nodes, self.edges_i, self.edges_f, self.meta, g, cfg.playouts, a)
+            T.ensure_room(self.nodes, self.edges_i, self.edges_f, self.meta, g, cfg.playouts + 1, a)
+        # A root not yet expanded takes one extra simulation, so the root
+        # children always gain exactly `playouts` visits.
+        root_fresh = self.nodes[np.arange(self.num_games), self.meta[:, T.ROOT], T.NUM_EDGES] < 0
+        sims_done = np.zeros(self.num_games, dtype=np.int64)
+        sims_target = np.where(active, cfg.playouts + root_fresh, 0).astype(np.int64)
         noise_pending = active.copy() if add_noise else np.zeros_like(active)
         self._apply_noise(noise_pending)
         while np.any(sims_done < sims_target):
@@ -150,7 +156,7 @@ class BatchedMCTS:
                     np.ascontiguousarray(values, dtype=np.float32), sims_done, self._candidates)
                 self.evaluations += b
             self._apply_noise(noise_pending)
-        self.simulations += int(sims_done.sum())
+        self.simulations += int(sims_done.sum() - root_fresh[active].sum())  # playouts, as configured
         visits = np.zeros((self.num_games, a), dtype=np.float32)
         for g in np.flatnonzero(active):
             T.root_visits(self.nodes, self.edges_i, self.meta, g, visits[g])

@@ -1,0 +1,151 @@
+"""Speed, measured side by side in one run: ``python -m stonelab.bench <suite> [--json]``.
+
+Suites:
+  mcts   pure-MCTS playouts/s (one thread), neural-MCTS playouts/s in batched
+         self-play, the forward ceiling of the same net at the same batch size,
+         and self-play games/hour (8x8 connect-5, 400 playouts by default).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+
+def _position_with_stones(rules, stones: int, seed: int) -> np.ndarray:
+    """A reproducible position with ``stones`` stones (alternating colours) and no line of k."""
+    from stonelab.games.gomoku import line_length
+
+    rng = np.random.default_rng(seed)
+    while True:
+        board = rules.new_board()
+        ok = True
+        for i, point in enumerate(rng.permutation(rules.num_actions)[:stones]):
+            board[point] = 1 if i % 2 == 0 else -1
+            if line_length(board, rules.n, point) >= rules.k:
+                ok = False
+                break
+        if ok:
+            return board
+
+
+def _timed(fn, min_seconds: float) -> tuple[int, float]:
+    calls, start = 0, time.perf_counter()
+    while True:
+        fn()
+        calls += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_seconds:
+            return calls, elapsed
+
+
+def bench_pure(rules, playouts: int, seconds: float) -> dict:
+    from stonelab.search.pure_mcts import pure_mcts_visits
+
+    out = {}
+    for label, stones in (("empty", 0), ("16_stones", 16)):
+        board = _position_with_stones(rules, stones, seed=7)
+        to_play = 1 if stones % 2 == 0 else -1
+        pure_mcts_visits(board, rules.n, rules.k, to_play, -1, stones, 10, 5.0, 1)  # compile
+        calls, elapsed = _timed(
+            lambda b=board, t=to_play, s=stones: pure_mcts_visits(b, rules.n, rules.k, t, -1, s,
+                                                                   playouts, 5.0, 1), seconds)
+        out[f"pure_playouts_per_s_{label}"] = calls * playouts / elapsed
+    out["pure_playouts_per_s"] = min(out["pure_playouts_per_s_empty"], out["pure_playouts_per_s_16_stones"])
+    return out
+
+
+def bench_neural(rules, games: int, playouts: int, threads: int) -> dict:
+    import torch
+
+    from stonelab.games.gomoku import NUM_PLANES
+    from stonelab.models.alphazero import net_evaluator
+    from stonelab.models.nets.policy_value import PolicyValueNet
+    from stonelab.search.mcts import MCTSConfig
+    from stonelab.search.selfplay import play_games
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    net = PolicyValueNet(rules.n)
+    evaluate = net_evaluator(net)
+    forward_seconds = [0.0]
+
+    def timed_evaluate(planes):
+        start = time.perf_counter()
+        out = evaluate(planes)
+        forward_seconds[0] += time.perf_counter() - start
+        return out
+
+    config = MCTSConfig(playouts=playouts)
+    rng = np.random.default_rng(0)
+    play_games(rules, evaluate, 2, MCTSConfig(playouts=8), temperature_moves=8, rng=rng)  # compile
+    start = time.perf_counter()
+    result = play_games(rules, timed_evaluate, games, config, temperature_moves=8, rng=rng)
+    elapsed = time.perf_counter() - start
+    planes = np.random.default_rng(1).integers(0, 2, (games, NUM_PLANES, rules.n, rules.n)).astype(np.float32)
+    calls, f_elapsed = _timed(lambda: evaluate(planes), 3.0)
+    forward = calls * games / f_elapsed
+    neural = result.simulations / elapsed
+    return {
+        "neural_playouts_per_s": neural,
+        "forward_states_per_s": forward,
+        "neural_over_forward": neural / forward,
+        "network_share_of_selfplay_time": forward_seconds[0] / elapsed,
+        "terminal_leaf_share": 1.0 - result.evaluations / max(result.simulations, 1),
+        "selfplay_games_per_hour": games / elapsed * 3600.0,
+        "selfplay_mean_game_length": float(result.lengths.mean()),
+        "selfplay_parallel_games": games,
+    }
+
+
+def suite_mcts(args) -> dict:
+    from stonelab.games.gomoku import GomokuRules
+
+    rules = GomokuRules(args.board_size, args.win_length)
+    out = {"game": rules.name, "playouts": args.playouts, "torch_threads": args.threads,
+           "cpu_count": os.cpu_count()}
+    out.update(bench_pure(rules, args.pure_playouts, args.seconds))
+    out.update(bench_neural(rules, args.games, args.playouts, args.threads))
+    return out
+
+
+SUITES = {"mcts": suite_mcts}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m stonelab.bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("suite", choices=sorted(SUITES))
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--board-size", type=int, default=8)
+    parser.add_argument("--win-length", type=int, default=5)
+    parser.add_argument("--playouts", type=int, default=400, help="neural MCTS playouts per move")
+    parser.add_argument("--pure-playouts", type=int, default=1000, help="pure MCTS playouts per move")
+    parser.add_argument("--games", type=int, default=64, help="self-play games searched in parallel")
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch threads")
+    parser.add_argument("--seconds", type=float, default=3.0, help="minimum time per pure-MCTS timing")
+    args = parser.parse_args(argv)
+    from stonelab.errors import StonelabError
+
+    try:
+        out = SUITES[args.suite](args)
+    except StonelabError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(out))
+    else:
+        width = max(len(k) for k in out)
+        for key, value in out.items():
+            text = f"{value:,.3f}" if isinstance(value, float) else str(value)
+            print(f"{key:<{width}}  {text}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

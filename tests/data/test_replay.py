@@ -1,0 +1,92 @@
+"""stonelab.data.replay and stonelab.data.selfplay: buffer, augmentation, sampling."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from stonelab.data.replay import ReplayBatches, ReplayBuffer, ReplayBufferError
+from stonelab.data.selfplay import SelfPlayDataModule
+from stonelab.errors import ConfigError
+from stonelab.games.gomoku import GomokuRules
+from stonelab.games.symmetry import transform_planes, transform_points
+
+
+def _positions(count, n=6, start=0):
+    planes = np.zeros((count, 4, n, n), dtype=np.uint8)
+    policies = np.zeros((count, n * n), dtype=np.float32)
+    for i in range(count):
+        planes[i, 0].flat[(start + i) % (n * n)] = 1
+        policies[i, (start + i) % (n * n)] = 1.0
+    values = np.where(np.arange(count) % 2 == 0, 1.0, -1.0).astype(np.float32)
+    return planes, policies, values
+
+
+def test_ring_buffer_keeps_the_newest():
+    buf = ReplayBuffer(capacity=5, planes=4, board_size=6)
+    buf.add(*_positions(3))
+    assert len(buf) == 3
+    buf.add(*_positions(4, start=3))
+    assert len(buf) == 5 and buf.positions_added == 7
+    kept = sorted(int(torch.argmax(p)) for p in buf.policies_ba)
+    assert kept == [2, 3, 4, 5, 6]  # positions 0 and 1 were overwritten
+
+
+def test_sample_shapes_and_dtypes():
+    buf = ReplayBuffer(capacity=100, planes=4, board_size=6)
+    buf.add(*_positions(50))
+    states, policies, values = buf.sample(16, np.random.default_rng(0))
+    assert states.shape == (16, 4, 6, 6) and states.dtype == torch.float32
+    assert policies.shape == (16, 36) and values.shape == (16,)
+    # every sampled state still carries its own policy target
+    for s, p in zip(states, policies, strict=True):
+        assert int(torch.argmax(s[0].flatten())) == int(torch.argmax(p))
+
+
+def test_empty_buffer_sampling_is_a_clear_error():
+    with pytest.raises(ReplayBufferError, match="empty replay buffer"):
+        ReplayBuffer(10, 4, 6).sample(4, np.random.default_rng(0))
+
+
+def test_state_dict_round_trip_and_shape_check():
+    buf = ReplayBuffer(capacity=20, planes=4, board_size=6)
+    buf.add(*_positions(7))
+    buf.batches_drawn = 3
+    other = ReplayBuffer(capacity=20, planes=4, board_size=6)
+    other.load_state_dict(buf.state_dict())
+    assert len(other) == 7 and other.batches_drawn == 3 and other.next_slot == 7
+    assert torch.equal(other.states_bcnn[:7], buf.states_bcnn[:7])
+    with pytest.raises(ReplayBufferError, match="another board size"):
+        ReplayBuffer(capacity=20, planes=4, board_size=8).load_state_dict(buf.state_dict())
+    with pytest.raises(ReplayBufferError, match="data.buffer_size"):
+        ReplayBuffer(capacity=5, planes=4, board_size=6).load_state_dict(buf.state_dict())
+
+
+def test_batches_stream_is_reproducible_from_the_draw_counter():
+    buf = ReplayBuffer(capacity=100, planes=4, board_size=6)
+    buf.add(*_positions(60))
+    stream = iter(ReplayBatches(buf, 8, seed=3))
+    first = [next(stream)[2].clone() for _ in range(3)]
+    buf.batches_drawn = 1
+    again = next(iter(ReplayBatches(buf, 8, seed=3)))[2]
+    assert torch.equal(first[1], again)
+    assert not torch.equal(first[0], first[1])
+
+
+def test_datamodule_adds_all_eight_symmetries():
+    dm = SelfPlayDataModule(GomokuRules(6, 4), buffer_size=1000, batch_size=8, augment=True)
+    planes, policies, values = _positions(3)
+    assert dm.add_games(planes, policies, values) == 24
+    stored_planes = dm.buffer.states_bcnn[:24].numpy()
+    stored_policies = dm.buffer.policies_ba[:24].numpy()
+    for sym in range(8):
+        block = slice(sym * 3, sym * 3 + 3)
+        np.testing.assert_array_equal(stored_planes[block], transform_planes(planes, sym))
+        np.testing.assert_array_equal(stored_policies[block], transform_points(policies, 6, sym))
+    np.testing.assert_array_equal(dm.buffer.values_b[:24].numpy(), np.tile(values, 8))
+
+
+def test_datamodule_refuses_workers():
+    with pytest.raises(ConfigError, match="num_workers"):
+        SelfPlayDataModule(GomokuRules(6, 4), num_workers=2)

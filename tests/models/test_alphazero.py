@@ -1,0 +1,53 @@
+"""stonelab.models: the policy-value net and the AlphaZero LightningModule."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from stonelab.errors import ConfigError
+from stonelab.games.gomoku import GomokuRules
+from stonelab.models.alphazero import AlphaZeroModule, CheckpointMismatchError, check_identity
+from stonelab.models.nets.policy_value import PolicyValueNet
+
+
+@pytest.mark.parametrize("n,res_blocks", [(6, 0), (8, 0), (15, 2)])
+def test_net_shapes(n, res_blocks):
+    net = PolicyValueNet(n, res_blocks=res_blocks)
+    log_p, v = net(torch.zeros(3, 4, n, n))
+    assert log_p.shape == (3, n * n) and v.shape == (3,)
+    assert torch.allclose(log_p.exp().sum(-1), torch.ones(3), atol=1e-5)
+    assert torch.all(v.abs() <= 1)
+
+
+def test_net_rejects_bad_widths():
+    with pytest.raises(ConfigError, match="channels"):
+        PolicyValueNet(8, channels=())
+
+
+def test_module_rejects_bad_hyperparameters():
+    with pytest.raises(ConfigError, match="lr=0"):
+        AlphaZeroModule(PolicyValueNet(6), GomokuRules(6, 4), lr=0)
+
+
+def test_checkpoint_identity_mismatch_is_specific():
+    module = AlphaZeroModule(PolicyValueNet(6), GomokuRules(6, 4))
+    ckpt = {}
+    module.on_save_checkpoint(ckpt)
+    check_identity(ckpt, module.identity(), source="x")  # same run: fine
+    other = AlphaZeroModule(PolicyValueNet(8), GomokuRules(8, 5))
+    with pytest.raises(CheckpointMismatchError, match="board_size: checkpoint has 6, this run has 8"):
+        check_identity(ckpt, other.identity(), source="x")
+    with pytest.raises(CheckpointMismatchError, match="not written by stonelab"):
+        check_identity({"state_dict": {}}, other.identity(), source="x")
+
+
+def test_evaluator_returns_probabilities_and_restores_train_mode():
+    module = AlphaZeroModule(PolicyValueNet(6, res_blocks=1), GomokuRules(6, 4))
+    module.train()
+    with module.evaluation_mode():
+        assert not module.net.training
+        priors, values = module.evaluator()(torch.zeros(5, 4, 6, 6).numpy())
+    assert module.net.training
+    assert priors.shape == (5, 36) and values.shape == (5,)
+    assert abs(float(priors.sum(1).mean()) - 1.0) < 1e-5

@@ -1,0 +1,130 @@
+"""Self-play data: shapes, targets and values consistent with the games played, seeding."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stonelab.games.gomoku import BLACK, WHITE, GomokuRules, line_length
+from stonelab.search.mcts import MCTSConfig
+from stonelab.search.selfplay import SelfPlayGames, play_games
+
+RULES = GomokuRules(6, 4)
+CONFIG = MCTSConfig(playouts=16)
+
+
+class Counter:
+    def __init__(self, a: int):
+        self.a = a
+        self.batches: list[int] = []
+
+    def __call__(self, planes):
+        b = planes.shape[0]
+        self.batches.append(b)
+        return np.full((b, self.a), 1.0 / self.a, np.float32), np.zeros(b, np.float32)
+
+
+def run(seed: int, num_games: int = 3, temperature_moves: int = 4) -> tuple[SelfPlayGames, Counter]:
+    evaluate = Counter(RULES.num_actions)
+    data = play_games(RULES, evaluate, num_games, CONFIG, temperature_moves=temperature_moves,
+                      rng=np.random.default_rng(seed))
+    return data, evaluate
+
+
+@pytest.fixture(scope="module")
+def games() -> tuple[SelfPlayGames, Counter]:
+    return run(0)
+
+
+def boards_of(planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Boards (+1 black, -1 white) ``[P, A]`` and colours to move ``[P]`` from uint8 planes."""
+    to_play = np.where(planes[:, 3, 0, 0] == 1, BLACK, WHITE)
+    own = planes[:, 0].reshape(len(planes), -1).astype(np.int8)
+    opp = planes[:, 1].reshape(len(planes), -1).astype(np.int8)
+    return (own - opp) * to_play[:, None].astype(np.int8), to_play
+
+
+def test_shapes_and_dtypes(games):
+    data, _ = games
+    n, a = RULES.n, RULES.num_actions
+    p = len(data.values)
+    assert data.planes.shape == (p, 4, n, n) and data.planes.dtype == np.uint8
+    assert data.policies.shape == (p, a) and data.policies.dtype == np.float32
+    assert data.values.shape == (p,) and data.values.dtype == np.float32
+    assert data.lengths.shape == (3,) and data.winners.shape == (3,)
+    assert int(data.lengths.sum()) == p
+    assert np.all(data.lengths >= RULES.k * 2 - 1)  # nobody wins before their k-th stone
+    assert set(np.unique(data.planes)) <= {0, 1}
+
+
+def test_policies_are_distributions_over_empty_points(games):
+    data, _ = games
+    np.testing.assert_allclose(data.policies.sum(axis=1), 1.0, rtol=1e-5)
+    assert np.all(data.policies >= 0)
+    boards, _ = boards_of(data.planes)
+    assert np.all(data.policies[boards != 0] == 0)
+
+
+def test_positions_follow_each_other_and_values_match_winners(games):
+    data, _ = games
+    boards, to_play = boards_of(data.planes)
+    assert set(np.unique(data.values)) <= {-1.0, 0.0, 1.0}
+    offset = 0
+    for g, length in enumerate(data.lengths):
+        b, tp = boards[offset:offset + length], to_play[offset:offset + length]
+        planes = data.planes[offset:offset + length]
+        values = data.values[offset:offset + length]
+        # Game starts on the empty board with black to move, colours alternate.
+        assert not b[0].any() and not planes[0, 2].any()
+        np.testing.assert_array_equal(tp, np.where(np.arange(length) % 2 == 0, BLACK, WHITE))
+        for i in range(1, length):
+            diff = np.flatnonzero(b[i] != b[i - 1])
+            last = np.flatnonzero(planes[i, 2].reshape(-1))
+            assert diff.size == 1 and last.size == 1 and diff[0] == last[0]
+            assert b[i - 1, diff[0]] == 0 and b[i, diff[0]] == tp[i - 1]
+            # The move played had visits (it was sampled from, or was the argmax of, the target).
+            assert data.policies[offset + i - 1, diff[0]] > 0
+            # No position inside a game is already won.
+            assert line_length(b[i], RULES.n, int(diff[0])) < RULES.k
+        winner = int(data.winners[g])
+        if winner == 0:
+            assert length == RULES.num_actions
+            assert np.all(values == 0)
+        else:
+            # The winner made the last move: black moves on even plies.
+            assert winner == int(tp[-1])
+            np.testing.assert_array_equal(values, np.where(tp == winner, 1.0, -1.0))
+        offset += length
+
+
+def test_stats_and_batching(games):
+    data, counter = games
+    p = len(data.values)
+    assert data.simulations == p * CONFIG.playouts
+    assert data.evaluations == sum(counter.batches) <= data.simulations
+    assert max(counter.batches) <= 3  # one leaf per ongoing game per call
+
+
+def test_same_seed_same_games(games):
+    data, _ = games
+    again, _ = run(0)
+    for field in ("planes", "policies", "values", "lengths", "winners"):
+        np.testing.assert_array_equal(getattr(again, field), getattr(data, field))
+    other, _ = run(1)
+    assert not (np.array_equal(other.lengths, data.lengths) and np.array_equal(other.planes, data.planes))
+    # The first search of a game sees the empty board and a uniform evaluator: only the root's
+    # Dirichlet noise, drawn from the rng, can make its targets differ between seeds.
+    np.testing.assert_array_equal(again.policies[0], data.policies[0])
+    assert not np.array_equal(other.policies[0], data.policies[0])
+
+
+def test_late_moves_are_the_most_visited():
+    data, _ = run(2, num_games=2, temperature_moves=0)
+    boards, _ = boards_of(data.planes)
+    offset = 0
+    for length in data.lengths:
+        for i in range(1, length):
+            move = np.flatnonzero(boards[offset + i] != boards[offset + i - 1])[0]
+            pi = data.policies[offset + i - 1]
+            assert pi[move] == pi.max()
+        offset += length
