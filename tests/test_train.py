@@ -10,7 +10,6 @@ import pytest
 import torch
 
 from conftest import ROOT, TINY, compose_train
-from stonelab.errors import StonelabError
 from stonelab.pipeline import build, train
 
 GAMES = ["gomoku_6x6_c4", "gomoku_8x8_c4", "gomoku_8x8_c5", "gomoku_15x15_c5"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import warnings
 
 import lightning as L
 from hydra.utils import instantiate
@@ -13,6 +14,11 @@ from omegaconf import DictConfig, OmegaConf
 from stonelab.errors import ConfigError
 from stonelab.models.alphazero import check_identity, load_checkpoint_file
 from stonelab.utils.checkpoint_io import AtomicCheckpointIO
+
+
+# AlphaZeroModule.training_step(dataloader_iter) is deliberate (see its comment).
+warnings.filterwarnings("ignore", message=".*dataloader_iter.*")
+warnings.filterwarnings("ignore", message=".*LeafSpec.*")
 
 
 def build(cfg: DictConfig):
