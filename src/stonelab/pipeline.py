@@ -8,6 +8,7 @@ import time
 import warnings
 
 import lightning as L
+import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
@@ -62,6 +63,15 @@ def summarize(cfg: DictConfig, model, callbacks, trainer, seconds: float) -> dic
         "task_name": cfg.task_name, "game": model.game.name, "seconds": round(seconds, 1),
         "rounds": model.rounds, "games_played": model.games_played, "train_steps": model.train_steps,
     }
+    # Every DDP rank plays its own games; report them all.
+    games = trainer.strategy.reduce(torch.tensor(float(model.games_played)), reduce_op="sum")
+    result["games_played_all_ranks"] = int(games.item())
+    result["world_size"] = trainer.world_size
+    if trainer.world_size > 1:
+        # DDP must keep every rank's weights identical; say so if it did not.
+        flat = torch.cat([p.detach().flatten() for p in model.parameters()])
+        gathered = trainer.strategy.all_gather(flat)
+        result["ddp_weights_max_abs_diff"] = float((gathered - gathered[0]).abs().max())
     metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if v.numel() == 1}
     result["metrics"] = metrics
     for cb in callbacks:

@@ -1,0 +1,398 @@
+"""Candidate-move restriction for expansion (seed 000 and its future work).
+
+At expansion the search creates edges only for the points of a candidate set
+C(s) instead of for every legal move. `candidate_mask` is the numba kernel
+that fills a boolean mask for ``tree.expand``; `PruningConfig` holds the knobs
+and packs them with `PruningConfig.params` into an ``int64`` array (indexed by
+the ``P_*`` constants below) so the kernel needs no Python object.
+
+The candidate set, step by step (``w`` = ``window``):
+
+1. Policy top-k "alone" (``top_k > 0`` and ``top_k_mode="alone"``): C is the
+   ``top_k`` legal moves with the highest priors, ties broken by the lowest
+   point index. Nothing else applies: window, adaptive and threat options are
+   ignored. Fewer than ``top_k`` legal moves: all of them.
+2. Nothing restricts (``window == 0`` and ``top_k == 0``): C = all legal moves.
+3. Local window (``window >= 1``):
+
+   * Centroid: mean row and mean column of all occupied points (both
+     colours), each rounded to the nearest integer with halves rounded up,
+     ``floor(x + 0.5)``, computed exactly in integers. Empty board: the board
+     centre ``((n - 1) / 2, (n - 1) / 2)``, rounded the same way (row 4,
+     column 4 on 8x8).
+   * Adaptive (``adaptive=True``): if the position is *tactical* the side
+     becomes ``w + adaptive_step`` (once, not per threat). Tactical means: for
+     either colour, whoever is to move, some empty point would win at once
+     (k or more in a row) or make an open four (definition below). Open
+     threes do not count: almost any two nearby stones allow one, so the
+     trigger would fire in nearly every position.
+   * Placement: the window covers rows ``lo .. lo + w - 1`` with
+     ``lo = cr - w // 2`` (columns likewise), then shifted to lie inside the
+     board: ``lo = max(0, min(lo, n - w))``. For odd ``w`` the window is
+     centred on the rounded centroid; for even ``w`` the extra cell goes to
+     the low side (above / to the left), so an exact half-integer centroid
+     such as the empty 8x8 centre (3.5, 3.5) gets an exactly centred window
+     (rows and columns 1..6 for w = 6).
+   * Fallback (``fallback=True``): if ``n <= w`` (the board is not larger
+     than the window) or the window holds no legal move, C = all legal moves
+     and the remaining steps change nothing. With ``fallback=False`` a window
+     ``>= n`` covers the whole board and an empty window gives an empty local
+     set; if no exception below adds a move the kernel returns 0 and the
+     caller must decide (`PruningConfig.validate_for_board` rejects a window
+     larger than the board up front).
+
+   Without a window the local set is empty (so top-k "union" alone is plain
+   top-k, united with the threat exceptions when they are on).
+4. Threat exceptions, added to the local set (only lines through the point
+   are scanned):
+
+   * ``threat_aware``: every legal move where ``to_play`` would make k or more
+     in a row (win) or where the opponent would (block).
+   * ``threat_space`` (implies ``threat_aware``): also every legal move that
+     makes an open four or an open three for ``to_play``, or that the
+     opponent could use to make one (block).
+
+5. Top-k "union" (``top_k > 0``, ``top_k_mode="union"``): the ``top_k``
+   highest-prior legal moves are added.
+
+Shapes, for a colour c placed on an empty point p and one of the four line
+directions, where the run is the maximal unbroken line of c through p:
+
+* win: the run is >= k long;
+* open four: the run is exactly k - 1 long and the two points just beyond its
+  ends are on the board and empty (two ways to make k);
+* open three (only for k >= 4; for k = 3 it would be a lone stone): the run
+  is exactly k - 2 long, the two points just beyond its ends are empty, and
+  at least one of the points two beyond an end is on the board and empty, so
+  one more stone makes an open four.
+
+Broken shapes (a gap inside the run, e.g. ``X.XXX``) are not counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from stonelab.errors import ConfigError
+from stonelab.games.gomoku import EMPTY, would_win
+
+# --- packed parameters (`PruningConfig.params`) --------------------------------------------------
+P_WINDOW = 0          # window side; 0 = no window
+P_THREAT_AWARE = 1    # 1: add immediate wins and blocks
+P_THREAT_SPACE = 2    # 1: also open fours / open threes (made or blocked)
+P_ADAPTIVE = 3        # 1: widen the window in tactical positions
+P_ADAPTIVE_STEP = 4   # cells added to the window side when tactical
+P_TOP_K = 5           # 0 = off
+P_TOP_K_MODE = 6      # TOP_K_UNION or TOP_K_ALONE
+P_FALLBACK = 7        # 1: fall back to all legal moves
+NUM_PARAMS = 8
+
+TOP_K_UNION = 0
+TOP_K_ALONE = 1
+TOP_K_MODES = {"union": TOP_K_UNION, "alone": TOP_K_ALONE}
+
+# Shape codes returned by `shape_after`, weakest first.
+SHAPE_NONE = 0
+SHAPE_OPEN_THREE = 1
+SHAPE_OPEN_FOUR = 2
+SHAPE_WIN = 3
+
+_DIRECTIONS = np.array([[0, 1], [1, 0], [1, 1], [1, -1]], dtype=np.int64)
+
+
+class PruningConfigError(ConfigError):
+    """A candidate-restriction setting outside its valid range."""
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class PruningConfig:
+    """Knobs of the candidate set (see the module docstring for the exact rules).
+
+    window: side of the local window (0 = no window).
+    threat_aware: add back immediate wins and must-blocks.
+    threat_space: also add moves making or blocking open fours and open threes
+      (implies threat_aware).
+    adaptive: widen the window by ``adaptive_step`` in tactical positions
+      (needs a window).
+    top_k: keep the ``top_k`` highest-prior legal moves (0 = off).
+    top_k_mode: "union" (local/threat set united with top-k) or "alone"
+      (top-k only; window, adaptive and threat options are ignored).
+    fallback: use all legal moves when the board is not larger than the
+      window or the window holds no legal move.
+
+    The defaults restrict nothing.
+    """
+
+    window: int = 0
+    threat_aware: bool = False
+    threat_space: bool = False
+    adaptive: bool = False
+    adaptive_step: int = 2
+    top_k: int = 0
+    top_k_mode: str = "union"
+    fallback: bool = True
+
+    def __post_init__(self):
+        w, k = self.window, self.top_k
+        if not _is_int(w) or w < 0:
+            raise PruningConfigError(
+                f"pruning.window={w!r} must be an integer >= 1, or 0 for no window; "
+                f"negative values are not allowed")
+        if not _is_int(k) or k < 0:
+            raise PruningConfigError(f"pruning.top_k={k!r} must be >= 0 (0 = off)")
+        if self.top_k_mode not in TOP_K_MODES:
+            raise PruningConfigError(
+                f"pruning.top_k_mode={self.top_k_mode!r} must be one of {sorted(TOP_K_MODES)}")
+        if not _is_int(self.adaptive_step) or self.adaptive_step < 1:
+            raise PruningConfigError(
+                f"pruning.adaptive_step={self.adaptive_step!r} must be an integer >= 1")
+        if self.adaptive and w == 0:
+            raise PruningConfigError(
+                "pruning.adaptive=true needs pruning.window >= 1 (it widens the window)")
+        base = w > 0 or (k > 0 and self.top_k_mode == "union")
+        for key in ("threat_aware", "threat_space"):
+            if getattr(self, key) and not base:
+                raise PruningConfigError(
+                    f"pruning.{key}=true needs pruning.window >= 1 (or pruning.top_k >= 1 with "
+                    f"pruning.top_k_mode=union): it adds moves back to a restricted set")
+
+    @property
+    def enabled(self) -> bool:
+        """False when the candidate set is always exactly the legal moves."""
+        return self.window > 0 or self.top_k > 0
+
+    @property
+    def window_used(self) -> bool:
+        """Whether the local window takes part (not in top-k "alone" mode)."""
+        return self.window > 0 and not (self.top_k > 0 and self.top_k_mode == "alone")
+
+    def validate_for_board(self, n: int) -> None:
+        """Reject a window that cannot fit an ``n`` x ``n`` board when fallback is off."""
+        if self.window_used and self.window > n and not self.fallback:
+            raise PruningConfigError(
+                f"pruning.window={self.window} is larger than the {n}x{n} board and "
+                f"pruning.fallback=false")
+
+    def params(self) -> np.ndarray:
+        """The fields as an ``int64`` array indexed by the ``P_*`` constants."""
+        p = np.zeros(NUM_PARAMS, dtype=np.int64)
+        p[P_WINDOW] = self.window
+        p[P_THREAT_AWARE] = int(bool(self.threat_aware or self.threat_space))
+        p[P_THREAT_SPACE] = int(bool(self.threat_space))
+        p[P_ADAPTIVE] = int(bool(self.adaptive))
+        p[P_ADAPTIVE_STEP] = self.adaptive_step
+        p[P_TOP_K] = self.top_k
+        p[P_TOP_K_MODE] = TOP_K_MODES[self.top_k_mode]
+        p[P_FALLBACK] = int(bool(self.fallback))
+        return p
+
+
+# --- kernels -------------------------------------------------------------------------------------
+
+
+@njit(cache=True, nogil=True)
+def _is_empty(board, n, r, c):
+    return 0 <= r < n and 0 <= c < n and board[r * n + c] == EMPTY
+
+
+@njit(cache=True, nogil=True)
+def shape_after(board, n, k, move, colour):
+    """Strongest shape (``SHAPE_*``) that ``colour`` would make on the empty point ``move``.
+
+    Only the four lines through ``move`` are scanned; ``board`` is not written.
+    """
+    r0 = move // n
+    c0 = move % n
+    best = SHAPE_NONE
+    for d in range(4):
+        dr = _DIRECTIONS[d, 0]
+        dc = _DIRECTIONS[d, 1]
+        length = 1
+        r = r0 + dr
+        c = c0 + dc
+        while 0 <= r < n and 0 <= c < n and board[r * n + c] == colour:
+            length += 1
+            r += dr
+            c += dc
+        fr = r  # first point beyond the forward end
+        fc = c
+        r = r0 - dr
+        c = c0 - dc
+        while 0 <= r < n and 0 <= c < n and board[r * n + c] == colour:
+            length += 1
+            r -= dr
+            c -= dc
+        br = r  # first point beyond the backward end
+        bc = c
+        if length >= k:
+            return SHAPE_WIN
+        ends_open = _is_empty(board, n, fr, fc) and _is_empty(board, n, br, bc)
+        if not ends_open:
+            continue
+        if length == k - 1:
+            best = SHAPE_OPEN_FOUR
+        elif k >= 4 and length == k - 2 and best < SHAPE_OPEN_THREE:
+            if _is_empty(board, n, fr + dr, fc + dc) or _is_empty(board, n, br - dr, bc - dc):
+                best = SHAPE_OPEN_THREE
+    return best
+
+
+@njit(cache=True, nogil=True)
+def is_tactical(board, n, k):
+    """Whether either colour has an empty point that wins or makes an open four."""
+    for a in range(n * n):
+        if board[a] == EMPTY:
+            if shape_after(board, n, k, a, 1) >= SHAPE_OPEN_FOUR:
+                return True
+            if shape_after(board, n, k, a, -1) >= SHAPE_OPEN_FOUR:
+                return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _fill_legal(board, out):
+    count = 0
+    for a in range(board.shape[0]):
+        legal = board[a] == EMPTY
+        out[a] = legal
+        if legal:
+            count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _add_top_k(board, priors, top_k, out):
+    """Mark the ``top_k`` highest-prior legal points (ties: lowest index) in ``out``.
+
+    Returns how many of them were not marked before. Points are taken in the
+    order (prior descending, index ascending) without extra memory; NaN
+    priors are never taken.
+    """
+    added = 0
+    last_p = np.inf
+    last_a = -1
+    for _ in range(top_k):
+        best = -1
+        best_p = -np.inf
+        for a in range(board.shape[0]):
+            if board[a] != EMPTY:
+                continue
+            p = priors[a]
+            # Only points after the last one taken in the (prior desc, index asc) order.
+            if p > last_p or (p == last_p and a <= last_a):
+                continue
+            if best < 0 or p > best_p:
+                if p == p:  # not NaN
+                    best = a
+                    best_p = p
+        if best < 0:
+            break
+        if not out[best]:
+            out[best] = True
+            added += 1
+        last_p = best_p
+        last_a = best
+    return added
+
+
+@njit(cache=True, nogil=True)
+def _window_origin(board, n, w):
+    """Top-left (row, col) of the ``w``-wide window around the rounded centroid, clipped."""
+    m = 0
+    sum_r = 0
+    sum_c = 0
+    for a in range(n * n):
+        if board[a] != EMPTY:
+            m += 1
+            sum_r += a // n
+            sum_c += a % n
+    if m == 0:  # board centre (n - 1) / 2, rounded half up
+        cr = n // 2
+        cc = n // 2
+    else:  # floor(sum / m + 1/2), exactly
+        cr = (2 * sum_r + m) // (2 * m)
+        cc = (2 * sum_c + m) // (2 * m)
+    lo_r = max(0, min(cr - w // 2, n - w))
+    lo_c = max(0, min(cc - w // 2, n - w))
+    return lo_r, lo_c
+
+
+@njit(cache=True, nogil=True)
+def candidate_mask(board, n, k, to_play, priors, params, out):
+    """Fill ``out`` (bool ``[n * n]``) with the candidate set; returns its size.
+
+    ``board``: int8 ``[n * n]``; ``to_play``: +1 / -1; ``priors``: float32
+    ``[n * n]`` network priors (read only by top-k); ``params``: from
+    `PruningConfig.params`. Every entry of ``out`` is written.
+    """
+    top_k = params[P_TOP_K]
+    window = params[P_WINDOW]
+    if top_k > 0 and params[P_TOP_K_MODE] == TOP_K_ALONE:
+        for a in range(n * n):
+            out[a] = False
+        return _add_top_k(board, priors, top_k, out)
+    if window <= 0 and top_k <= 0:
+        return _fill_legal(board, out)
+    fallback = params[P_FALLBACK] != 0
+
+    count = 0
+    for a in range(n * n):
+        out[a] = False
+    if window > 0:
+        w = window
+        if params[P_ADAPTIVE] != 0 and is_tactical(board, n, k):
+            w += params[P_ADAPTIVE_STEP]
+        if fallback and n <= w:
+            return _fill_legal(board, out)
+        lo_r, lo_c = _window_origin(board, n, w)
+        for r in range(lo_r, min(n, lo_r + w)):
+            for c in range(lo_c, min(n, lo_c + w)):
+                a = r * n + c
+                if board[a] == EMPTY:
+                    out[a] = True
+                    count += 1
+        if fallback and count == 0:
+            return _fill_legal(board, out)
+
+    if params[P_THREAT_AWARE] != 0:
+        space = params[P_THREAT_SPACE] != 0
+        for a in range(n * n):
+            if board[a] != EMPTY or out[a]:
+                continue
+            keep = False
+            if space:
+                keep = (shape_after(board, n, k, a, to_play) != SHAPE_NONE
+                        or shape_after(board, n, k, a, -to_play) != SHAPE_NONE)
+            else:
+                keep = would_win(board, n, k, a, to_play) or would_win(board, n, k, a, -to_play)
+            if keep:
+                out[a] = True
+                count += 1
+
+    if top_k > 0:
+        count += _add_top_k(board, priors, top_k, out)
+    return count
+
+
+# --- plain-Python helper -------------------------------------------------------------------------
+
+
+def candidates(rules, board: np.ndarray, to_play: int, config: PruningConfig,
+               priors: np.ndarray | None = None) -> np.ndarray:
+    """Boolean candidate mask for one position (tests, docs); uniform priors when none given."""
+    config.validate_for_board(rules.n)
+    a = rules.n * rules.n
+    board = np.ascontiguousarray(board, dtype=np.int8).reshape(a)
+    if priors is None:
+        priors = np.full(a, 1.0 / a, dtype=np.float32)
+    priors = np.ascontiguousarray(priors, dtype=np.float32).reshape(a)
+    out = np.zeros(a, dtype=np.bool_)
+    candidate_mask(board, rules.n, rules.k, int(to_play), priors, config.params(), out)
+    return out

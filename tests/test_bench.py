@@ -1,0 +1,23 @@
+"""stonelab.bench: every suite runs and prints the documented keys."""
+
+from __future__ import annotations
+
+import json
+
+from stonelab import bench
+
+
+def test_mcts_suite_json_keys(capsys):
+    code = bench.main(["mcts", "--json", "--board-size", "6", "--win-length", "4", "--games", "2",
+                       "--playouts", "8", "--pure-playouts", "50", "--seconds", "0.05", "--threads", "1"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ["pure_playouts_per_s", "neural_playouts_per_s", "forward_states_per_s",
+                "selfplay_games_per_hour", "neural_over_forward"]:
+        assert out[key] > 0, key
+    assert out["game"] == "gomoku_6x6_c4"
+
+
+def test_bad_game_is_a_clear_error(capsys):
+    assert bench.main(["mcts", "--board-size", "6", "--win-length", "7"]) == 2
+    assert "game.win_length=7" in capsys.readouterr().err
