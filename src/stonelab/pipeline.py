@@ -16,7 +16,6 @@ from stonelab.errors import ConfigError
 from stonelab.models.alphazero import check_identity, load_checkpoint_file
 from stonelab.utils.checkpoint_io import AtomicCheckpointIO
 
-
 # AlphaZeroModule.training_step(dataloader_iter) is deliberate (see its comment).
 warnings.filterwarnings("ignore", message=".*dataloader_iter.*")
 warnings.filterwarnings("ignore", message=".*LeafSpec.*")
