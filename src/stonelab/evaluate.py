@@ -20,6 +20,7 @@ from stonelab.models.alphazero import (
     net_evaluator,
 )
 from stonelab.search.mcts import MCTSConfig
+from stonelab.search.pruning import PruningConfig
 
 
 def game_of_checkpoint(path: str) -> GomokuRules:
@@ -40,7 +41,9 @@ def match(cfg: DictConfig) -> dict:
     device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
     game = game_of_checkpoint(cfg.ckpt_path)
     search = MCTSConfig(**cfg.search)
-    player = NeuralMCTSPlayer(game, net_evaluator(load_policy_value_net(cfg.ckpt_path, game), device), search)
+    pruning = PruningConfig(**cfg.pruning)
+    player = NeuralMCTSPlayer(game, net_evaluator(load_policy_value_net(cfg.ckpt_path, game), device), search,
+                              pruning=pruning)
     if cfg.opponent == "pure_mcts":
         opponent = PureMCTSPlayer(game, cfg.pure_playouts, search.c_puct, seed=cfg.seed)
         opponent_name = f"pure_mcts_{cfg.pure_playouts}"

@@ -10,18 +10,21 @@ import numpy as np
 
 from stonelab.games.gomoku import MOVER_WINS, ONGOING, GomokuRules, outcome_after
 from stonelab.search.mcts import BatchedMCTS, Evaluator, MCTSConfig
+from stonelab.search.pruning import PruningConfig
 from stonelab.search.pure_mcts import pure_mcts_move
 
 
 class NeuralMCTSPlayer:
     """Network-guided batched search; plays the most visited move (no noise)."""
 
-    def __init__(self, rules: GomokuRules, evaluate: Evaluator, config: MCTSConfig, name: str = "neural"):
+    def __init__(self, rules: GomokuRules, evaluate: Evaluator, config: MCTSConfig, name: str = "neural",
+                 pruning: PruningConfig | None = None):
         self.rules, self.evaluate, self.config, self.name = rules, evaluate, config, name
+        self.pruning = pruning
         self.mcts: BatchedMCTS | None = None
 
     def reset(self, num_games: int) -> None:
-        self.mcts = BatchedMCTS(self.rules, num_games, self.config)
+        self.mcts = BatchedMCTS(self.rules, num_games, self.config, pruning=self.pruning)
 
     def choose(self, games: np.ndarray) -> np.ndarray:
         visits = self.mcts.search(self.evaluate, games, add_noise=False)

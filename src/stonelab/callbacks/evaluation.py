@@ -12,6 +12,7 @@ import torch
 from stonelab.arena.players import NeuralMCTSPlayer, PureMCTSPlayer, play_match
 from stonelab.arena.ratings import MatchResult
 from stonelab.callbacks.logging import log_metrics
+from stonelab.callbacks.selfplay import as_pruning
 from stonelab.errors import ConfigError
 from stonelab.models.alphazero import load_policy_value_net, net_evaluator
 from stonelab.search.mcts import MCTSConfig
@@ -32,13 +33,14 @@ class Evaluation(L.Callback):
     def __init__(self, search: dict | MCTSConfig, *, every_n_rounds: int = 50, games: int = 10,
                  pure_playouts: int = 1000, playouts_step: int = 1000, max_pure_playouts: int = 5000,
                  opponent_checkpoint: str | None = None, seed: int = 0, dirpath: str | None = None,
-                 at_train_end: bool = True):
+                 at_train_end: bool = True, pruning=None):
         if every_n_rounds < 1 or games < 1 or pure_playouts < 1:
             raise ConfigError(f"callbacks.evaluation: every_n_rounds={every_n_rounds}, games={games} "
                              f"and pure_playouts={pure_playouts} must be >= 1")
         if opponent_checkpoint and not os.path.isfile(opponent_checkpoint):
             raise ConfigError(f"callbacks.evaluation.opponent_checkpoint={opponent_checkpoint}: no such file")
         self.search = search if isinstance(search, MCTSConfig) else MCTSConfig(**search)
+        self.pruning = as_pruning(pruning)  # the player under test searches like self-play
         self.every_n_rounds = every_n_rounds
         self.games = games
         self.playouts_step = playouts_step
@@ -114,7 +116,7 @@ class Evaluation(L.Callback):
         wins = draws = losses = 0
         if games > 0:
             with module.evaluation_mode():
-                player = NeuralMCTSPlayer(module.game, module.evaluator(), self.search)
+                player = NeuralMCTSPlayer(module.game, module.evaluator(), self.search, pruning=self.pruning)
                 opponent = self._opponent(module)
                 result = play_match(module.game, player, opponent, games)
                 wins, draws, losses = result.wins, result.draws, result.losses

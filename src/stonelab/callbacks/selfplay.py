@@ -11,6 +11,7 @@ import torch
 from stonelab.callbacks.logging import log_metrics
 from stonelab.errors import ConfigError
 from stonelab.search.mcts import MCTSConfig
+from stonelab.search.pruning import PruningConfig
 from stonelab.search.selfplay import play_games
 
 
@@ -26,12 +27,13 @@ class SelfPlay(L.Callback):
 
     def __init__(self, search: dict | MCTSConfig, *, games_per_round: int = 1,
                  steps_per_round: int = 1, temperature_moves: int = 8, seed: int = 0,
-                 torch_threads: int | None = None):
+                 torch_threads: int | None = None, pruning: dict | PruningConfig | None = None):
         if games_per_round < 1 or steps_per_round < 1 or temperature_moves < 0:
             raise ConfigError(
                 f"callbacks.selfplay: games_per_round={games_per_round} and steps_per_round="
                 f"{steps_per_round} must be >= 1, temperature_moves={temperature_moves} >= 0")
         self.search = search if isinstance(search, MCTSConfig) else MCTSConfig(**search)
+        self.pruning = as_pruning(pruning)
         self.games_per_round = games_per_round
         self.steps_per_round = steps_per_round
         self.temperature_moves = temperature_moves
@@ -57,7 +59,7 @@ class SelfPlay(L.Callback):
         rng = np.random.default_rng([self.seed, trainer.global_rank, module.rounds])
         with module.evaluation_mode():
             games = play_games(module.game, module.evaluator(), self.games_per_round, self.search,
-                               temperature_moves=self.temperature_moves, rng=rng)
+                               temperature_moves=self.temperature_moves, rng=rng, pruning=self.pruning)
         elapsed = time.perf_counter() - start
         added = trainer.datamodule.add_games(games.planes, games.policies, games.values)
         module.rounds += 1
@@ -70,7 +72,16 @@ class SelfPlay(L.Callback):
             "selfplay/black_win_share": float((games.winners == 1).mean()),
             "selfplay/draw_share": float((games.winners == 0).mean()),
             "search/playouts_per_s": games.simulations / elapsed,
+            "search/candidates_mean": games.candidates_mean,
+            "search/candidate_reduction": games.candidate_reduction,
             "selfplay/rounds": float(module.rounds),
             "selfplay/games": float(module.games_played),
         }
         log_metrics(trainer, stats, step=module.train_steps)
+
+
+def as_pruning(pruning: dict | PruningConfig | None) -> PruningConfig:
+    """A PruningConfig from the Hydra `pruning` group (None: no pruning)."""
+    if pruning is None:
+        return PruningConfig()
+    return pruning if isinstance(pruning, PruningConfig) else PruningConfig(**dict(pruning))

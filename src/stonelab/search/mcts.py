@@ -16,6 +16,7 @@ import numpy as np
 from stonelab.errors import ConfigError
 from stonelab.games.gomoku import NUM_PLANES, ONGOING, GomokuRules
 from stonelab.search import tree as T
+from stonelab.search.pruning import PruningConfig
 
 # (planes [B, 4, n, n] float32) -> (priors [B, A] float32, values [B] float32 in [-1, 1])
 Evaluator = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
@@ -67,10 +68,15 @@ class BatchedMCTS:
     """
 
     def __init__(self, rules: GomokuRules, num_games: int, config: MCTSConfig,
-                 *, max_nodes: int | None = None):
+                 *, pruning: PruningConfig | None = None, max_nodes: int | None = None):
         self.rules = rules
         self.config = config
         self.num_games = num_games
+        self.pruning = pruning or PruningConfig()
+        self.pruning.validate_for_board(rules.n)
+        self._pruning_params = self.pruning.params()
+        # [expansions, candidate moves, legal moves] summed over expansions
+        self.candidate_stats = np.zeros(3, dtype=np.int64)
         n, a = rules.n, rules.num_actions
         # A tree needs a node per simulation; twice that leaves room for reuse.
         m = max_nodes or 2 * (config.playouts + 2) + 8
@@ -91,6 +97,7 @@ class BatchedMCTS:
         self._leaf_node = np.zeros(max_batch, dtype=np.int32)
         self._leaf_paths = np.zeros((max_batch, a + 1), dtype=np.int32)
         self._leaf_depth = np.zeros(max_batch, dtype=np.int32)
+        self._leaf_to_play = np.zeros(max_batch, dtype=np.int32)
         self._board = np.zeros(a, dtype=np.int8)
         self._path = np.zeros(a + 1, dtype=np.int32)
         self._candidates = np.zeros(a, dtype=np.bool_)
@@ -146,14 +153,16 @@ class BatchedMCTS:
                 self.root_info, self.rules.n, self.rules.k, cfg.c_puct, cfg.virtual_loss,
                 cfg.leaves_per_game, sims_done, sims_target, self._leaf_planes,
                 self._leaf_boards, self._leaf_game, self._leaf_node, self._leaf_paths,
-                self._leaf_depth, self._board, self._path)
+                self._leaf_depth, self._leaf_to_play, self._board, self._path)
             if b > 0:
                 priors, values = evaluate(self._leaf_planes[:b])
                 T.expand_and_backup(
-                    self.nodes, self.edges_i, self.edges_f, self.meta, b, self._leaf_boards,
-                    self._leaf_game, self._leaf_node, self._leaf_paths, self._leaf_depth,
+                    self.nodes, self.edges_i, self.edges_f, self.meta, self.rules.n, self.rules.k,
+                    b, self._leaf_boards, self._leaf_game, self._leaf_node, self._leaf_paths,
+                    self._leaf_depth, self._leaf_to_play,
                     np.ascontiguousarray(priors, dtype=np.float32),
-                    np.ascontiguousarray(values, dtype=np.float32), sims_done, self._candidates)
+                    np.ascontiguousarray(values, dtype=np.float32), sims_done,
+                    self._pruning_params, self._candidates, self.candidate_stats)
                 self.evaluations += b
             self._apply_noise(noise_pending)
         self.simulations += int(sims_done.sum() - root_fresh[active].sum())  # playouts, as configured
@@ -161,6 +170,18 @@ class BatchedMCTS:
         for g in np.flatnonzero(active):
             T.root_visits(self.nodes, self.edges_i, self.meta, g, visits[g])
         return visits
+
+    @property
+    def candidates_mean(self) -> float:
+        """Mean number of moves expanded per node so far."""
+        expansions, candidates, _ = self.candidate_stats
+        return float(candidates / expansions) if expansions else float("nan")
+
+    @property
+    def candidate_reduction(self) -> float:
+        """Fraction of legal moves that pruning removed at expansion so far."""
+        _, candidates, legal = self.candidate_stats
+        return float(1.0 - candidates / legal) if legal else float("nan")
 
     def _apply_noise(self, pending: np.ndarray) -> None:
         """Noise each pending root once it has been expanded."""

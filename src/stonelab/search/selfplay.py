@@ -9,6 +9,7 @@ import numpy as np
 from stonelab.games.gomoku import MOVER_WINS, NUM_PLANES, ONGOING, GomokuRules, encode
 from stonelab.search import tree as T
 from stonelab.search.mcts import BatchedMCTS, Evaluator, MCTSConfig, visits_to_policy
+from stonelab.search.pruning import PruningConfig
 
 
 @dataclass
@@ -27,10 +28,13 @@ class SelfPlayGames:
     winners: np.ndarray
     simulations: int
     evaluations: int
+    candidates_mean: float  # moves expanded per node
+    candidate_reduction: float  # fraction of legal moves pruned at expansion
 
 
 def play_games(rules: GomokuRules, evaluate: Evaluator, num_games: int, config: MCTSConfig,
-               *, temperature_moves: int, rng: np.random.Generator) -> SelfPlayGames:
+               *, temperature_moves: int, rng: np.random.Generator,
+               pruning: PruningConfig | None = None) -> SelfPlayGames:
     """Play ``num_games`` self-play games to the end with noisy root search.
 
     The first ``temperature_moves`` moves of a game are sampled in proportion
@@ -38,7 +42,7 @@ def play_games(rules: GomokuRules, evaluate: Evaluator, num_games: int, config: 
     """
     n, a = rules.n, rules.num_actions
     T.seed_numba(int(rng.integers(2**31 - 1)))
-    mcts = BatchedMCTS(rules, num_games, config)
+    mcts = BatchedMCTS(rules, num_games, config, pruning=pruning)
     history: list[list[tuple[np.ndarray, np.ndarray, int]]] = [[] for _ in range(num_games)]
     winners = np.zeros(num_games, dtype=np.int8)
     ongoing = np.ones(num_games, dtype=bool)
@@ -66,4 +70,5 @@ def play_games(rules: GomokuRules, evaluate: Evaluator, num_games: int, config: 
         planes=np.stack(planes), policies=np.stack(policies).astype(np.float32),
         values=np.array(values, dtype=np.float32),
         lengths=np.array([len(m) for m in history]), winners=winners,
-        simulations=mcts.simulations, evaluations=mcts.evaluations)
+        simulations=mcts.simulations, evaluations=mcts.evaluations,
+        candidates_mean=mcts.candidates_mean, candidate_reduction=mcts.candidate_reduction)

@@ -25,6 +25,7 @@ import numpy as np
 from numba import njit
 
 from stonelab.games.gomoku import DRAW, MOVER_WINS, ONGOING, encode, outcome_after
+from stonelab.search.pruning import candidate_mask
 
 # nodes fields
 EDGE_START, NUM_EDGES, OUTCOME, PENDING = 0, 1, 2, 3
@@ -287,7 +288,7 @@ def advance_root(nodes, edges_i, meta, root_board, root_info, g, n, k, move):
 def select_leaves(nodes, edges_i, edges_f, meta, root_board, root_info, n, k,
                   c_puct, virtual_loss, leaves_per_game, sims_done, sims_target,
                   leaf_planes, leaf_boards, leaf_game, leaf_node, leaf_paths, leaf_depth,
-                  board, path):
+                  leaf_to_play, board, path):
     """Pick up to ``leaves_per_game`` leaves in every game still short of its target.
 
     Terminal leaves are backed up at once. Network leaves are encoded into
@@ -318,19 +319,38 @@ def select_leaves(nodes, edges_i, edges_f, meta, root_board, root_info, n, k,
             leaf_node[b] = node
             leaf_paths[b, :depth] = path[:depth]
             leaf_depth[b] = depth
+            leaf_to_play[b] = to_play
             in_flight += 1
             b += 1
     return b
 
 
 @njit(cache=True, nogil=True)
-def expand_and_backup(nodes, edges_i, edges_f, meta, num_leaves, leaf_boards, leaf_game,
-                      leaf_node, leaf_paths, leaf_depth, priors, values, sims_done, candidates):
-    """Expand every evaluated leaf with its priors and back its value up."""
+def expand_and_backup(nodes, edges_i, edges_f, meta, n, k, num_leaves, leaf_boards, leaf_game,
+                      leaf_node, leaf_paths, leaf_depth, leaf_to_play, priors, values, sims_done,
+                      pruning_params, candidates, candidate_stats):
+    """Expand every evaluated leaf over its candidate moves and back its value up.
+
+    The candidate set (`stonelab.search.pruning`) is all legal moves unless
+    pruning is configured; the root's children are its candidates, so root
+    move selection uses the same set. ``candidate_stats`` accumulates
+    [expansions, candidates, legal moves].
+    """
     for b in range(num_leaves):
         g = leaf_game[b]
+        board = leaf_boards[b]
+        count = candidate_mask(board, n, k, leaf_to_play[b], priors[b], pruning_params, candidates)
+        legal = 0
         for a in range(candidates.shape[0]):
-            candidates[a] = leaf_boards[b, a] == 0
+            if board[a] == 0:
+                legal += 1
+        if count == 0:  # nothing survived (fallback off): never leave a node without moves
+            for a in range(candidates.shape[0]):
+                candidates[a] = board[a] == 0
+            count = legal
+        candidate_stats[0] += 1
+        candidate_stats[1] += count
+        candidate_stats[2] += legal
         expand(nodes, edges_i, edges_f, meta, g, leaf_node[b], candidates, priors[b])
         backup(edges_i, edges_f, g, leaf_paths[b], leaf_depth[b], values[b])
         sims_done[g] += 1
