@@ -21,3 +21,14 @@ def test_mcts_suite_json_keys(capsys):
 def test_bad_game_is_a_clear_error(capsys):
     assert bench.main(["mcts", "--board-size", "6", "--win-length", "7"]) == 2
     assert "game.win_length=7" in capsys.readouterr().err
+
+
+def test_pruning_suite_reports_every_variant(capsys):
+    code = bench.main(["pruning", "--json", "--games", "3", "--playouts", "16", "--threads", "1"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["none_candidate_reduction"] == 0.0
+    for name in bench.pruning_variants():
+        assert out[f"{name}_playouts_per_s"] > 0
+        assert 0.0 <= out[f"{name}_candidate_reduction"] < 1.0
+    assert out["local4_threat_candidate_reduction"] > out["local6_threat_candidate_reduction"] > 0

@@ -1,9 +1,12 @@
 """Speed, measured side by side in one run: ``python -m stonelab.bench <suite> [--json]``.
 
 Suites:
-  mcts   pure-MCTS playouts/s (one thread), neural-MCTS playouts/s in batched
-         self-play, the forward ceiling of the same net at the same batch size,
-         and self-play games/hour (8x8 connect-5, 400 playouts by default).
+  mcts     pure-MCTS playouts/s (one thread), neural-MCTS playouts/s in batched
+           self-play, the forward ceiling of the same net at the same batch size,
+           and self-play games/hour (8x8 connect-5, 400 playouts by default).
+  pruning  moves expanded per node and neural-MCTS playouts/s, unpruned vs each
+           candidate-restriction variant of seed 000's ablation, on the same
+           fixed positions with the same (untrained, seeded) network.
 """
 
 from __future__ import annotations
@@ -114,7 +117,82 @@ def suite_mcts(args) -> dict:
     return out
 
 
-SUITES = {"mcts": suite_mcts}
+def pruning_variants():
+    """Seed 000's Figure 3 variants plus its future work, by name."""
+    from stonelab.search.pruning import PruningConfig
+
+    return {
+        "none": PruningConfig(),
+        "local6": PruningConfig(window=6),
+        "local6_threat": PruningConfig(window=6, threat_aware=True),
+        "local5_threat": PruningConfig(window=5, threat_aware=True),
+        "local4_threat": PruningConfig(window=4, threat_aware=True),
+        "local4_top8": PruningConfig(window=4, threat_aware=True, top_k=8),
+        "local6_threat_space": PruningConfig(window=6, threat_space=True),
+        "local6_adaptive": PruningConfig(window=6, threat_aware=True, adaptive=True),
+    }
+
+
+def fixed_positions(rules, count: int, seed: int = 11) -> list[list[int]]:
+    """Move lists of reproducible mid-game positions: stones scattered near the centre, no win."""
+    from stonelab.games.gomoku import line_length
+
+    rng = np.random.default_rng(seed)
+    n, positions = rules.n, []
+    while len(positions) < count:
+        board, moves = rules.new_board(), []
+        stones = int(rng.integers(4, 2 * n))
+        while len(moves) < stones:
+            r, c = np.clip(np.round(rng.normal((n - 1) / 2, n / 5, 2)), 0, n - 1).astype(int)
+            point = int(r * n + c)
+            if board[point] == 0:
+                board[point] = 1 if len(moves) % 2 == 0 else -1
+                moves.append(point)
+                if line_length(board, n, point) >= rules.k:
+                    break
+        else:
+            positions.append(moves)
+    return positions
+
+
+def suite_pruning(args) -> dict:
+    import torch
+
+    from stonelab.games.gomoku import GomokuRules
+    from stonelab.models.alphazero import net_evaluator
+    from stonelab.models.nets.policy_value import PolicyValueNet
+    from stonelab.search.mcts import BatchedMCTS, MCTSConfig
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    rules = GomokuRules(args.board_size, args.win_length)
+    evaluate = net_evaluator(PolicyValueNet(rules.n))
+    positions = fixed_positions(rules, args.games)
+    config = MCTSConfig(playouts=args.playouts)
+    out = {"game": rules.name, "playouts": args.playouts, "positions": len(positions)}
+    for name, pruning in pruning_variants().items():
+        mcts = BatchedMCTS(rules, len(positions), config, pruning=pruning)
+        for g, moves in enumerate(positions):
+            for move in moves:
+                mcts.play(g, move)
+        mcts.search(evaluate)  # compile and warm up, then time a fresh search
+        mcts = BatchedMCTS(rules, len(positions), config, pruning=pruning)
+        for g, moves in enumerate(positions):
+            for move in moves:
+                mcts.play(g, move)
+        start = time.perf_counter()
+        mcts.search(evaluate)
+        elapsed = time.perf_counter() - start
+        out[f"{name}_candidates_per_node"] = mcts.candidates_mean
+        out[f"{name}_candidate_reduction"] = mcts.candidate_reduction
+        out[f"{name}_playouts_per_s"] = mcts.simulations / elapsed
+    base = out["none_playouts_per_s"]
+    for name in pruning_variants():
+        out[f"{name}_speedup"] = out[f"{name}_playouts_per_s"] / base
+    return out
+
+
+SUITES = {"mcts": suite_mcts, "pruning": suite_pruning}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -56,11 +56,16 @@ def train(cfg: DictConfig) -> dict:
 
 def summarize(cfg: DictConfig, model, callbacks, trainer, seconds: float) -> dict:
     """The run's final numbers, as written to result.json (sweeps collect these)."""
+    from hydra.core.hydra_config import HydraConfig
+
     from stonelab.callbacks.evaluation import Evaluation
+    from stonelab.callbacks.selfplay import SelfPlay
 
     result = {
         "task_name": cfg.task_name, "game": model.game.name, "seconds": round(seconds, 1),
         "rounds": model.rounds, "games_played": model.games_played, "train_steps": model.train_steps,
+        "pruning": OmegaConf.to_container(cfg.pruning, resolve=True) if "pruning" in cfg else None,
+        "overrides": list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else [],
     }
     # Every DDP rank plays its own games; report them all.
     games = trainer.strategy.reduce(torch.tensor(float(model.games_played)), reduce_op="sum")
@@ -74,6 +79,8 @@ def summarize(cfg: DictConfig, model, callbacks, trainer, seconds: float) -> dic
     metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if v.numel() == 1}
     result["metrics"] = metrics
     for cb in callbacks:
+        if isinstance(cb, SelfPlay):
+            result["selfplay"] = cb.last_stats
         if isinstance(cb, Evaluation) and cb.history:
             ratios = [h["win_ratio"] for h in cb.history]
             result["evaluations"] = cb.history

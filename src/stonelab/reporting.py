@@ -2,6 +2,11 @@
 
 ``curve`` draws loss, policy entropy and evaluation win ratio (with 95% Wilson
 intervals) against training rounds into RUN_DIR/training_curve.png.
+
+``sweep FOLDER`` collects every result.json under FOLDER (a Hydra multirun, a
+folder of W&B-agent runs, or the experiment logs) into FOLDER/results.csv and
+draws candidate reduction against relative strength (best win ratio over the
+unpruned run's best, when one is in the folder) into FOLDER/pruning_tradeoff.png.
 """
 
 from __future__ import annotations
@@ -70,15 +75,88 @@ def plot_training_curve(run_dir: Path, out: Path | None = None) -> Path:
     return out
 
 
+RESULT_COLUMNS = ["run", "task_name", "game", "window", "threat_aware", "threat_space", "adaptive",
+                  "top_k", "top_k_mode", "seconds", "games_played", "train_steps", "final_win_ratio",
+                  "final_ci_low", "final_ci_high", "best_win_ratio", "candidates_mean",
+                  "candidate_reduction", "opponent"]
+
+
+def collect_results(folder: Path) -> list[dict]:
+    """One row per result.json under ``folder``, sorted by path."""
+    rows = []
+    for path in sorted(folder.rglob("result.json")):
+        result = json.loads(path.read_text())
+        pruning = result.get("pruning") or {}
+        evals = result.get("evaluations") or []
+        last = evals[-1] if evals else {}
+        selfplay = result.get("selfplay") or {}
+        rows.append({
+            "run": str(path.parent.relative_to(folder)), "task_name": result.get("task_name"),
+            "game": result.get("game"), "window": pruning.get("window", 0),
+            "threat_aware": pruning.get("threat_aware", False), "threat_space": pruning.get("threat_space", False),
+            "adaptive": pruning.get("adaptive", False), "top_k": pruning.get("top_k", 0),
+            "top_k_mode": pruning.get("top_k_mode", "union"), "seconds": result.get("seconds"),
+            "games_played": result.get("games_played"), "train_steps": result.get("train_steps"),
+            "final_win_ratio": result.get("final_win_ratio"), "final_ci_low": last.get("ci_low"),
+            "final_ci_high": last.get("ci_high"), "best_win_ratio": result.get("best_win_ratio"),
+            "candidates_mean": selfplay.get("search/candidates_mean"),
+            "candidate_reduction": selfplay.get("search/candidate_reduction"),
+            "opponent": last.get("opponent"),
+        })
+    return rows
+
+
+def write_sweep_report(folder: Path) -> tuple[Path, Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = collect_results(folder)
+    if not rows:
+        raise FileNotFoundError(f"{folder}: no result.json below it (did the runs finish?)")
+    csv_path = folder / "results.csv"
+    with open(csv_path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=RESULT_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    unpruned = [r["best_win_ratio"] for r in rows
+                if r["window"] == 0 and r["top_k"] == 0 and r["best_win_ratio"] is not None]
+    reference = max(unpruned) if unpruned and max(unpruned) > 0 else None
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    for r in rows:
+        if r["best_win_ratio"] is None or r["candidate_reduction"] is None:
+            continue
+        y = r["best_win_ratio"] / reference if reference else r["best_win_ratio"]
+        ax.scatter(r["candidate_reduction"], y)
+        label = f"w{r['window']}" + ("+t" if r["threat_aware"] else "") + ("+ts" if r["threat_space"] else "") \
+            + ("+ad" if r["adaptive"] else "") + (f"+top{r['top_k']}" if r["top_k"] else "")
+        ax.annotate(label, (r["candidate_reduction"], y), fontsize=7)
+    ax.set_xlabel("candidate reduction (fraction of legal moves pruned)")
+    ax.set_ylabel("relative strength (best win ratio / unpruned)" if reference else "best win ratio")
+    ax.set_title(f"pruning trade-off: {folder.name}")
+    fig.tight_layout()
+    png_path = folder / "pruning_tradeoff.png"
+    fig.savefig(png_path, dpi=110)
+    plt.close(fig)
+    return csv_path, png_path
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m stonelab.reporting", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     curve = sub.add_parser("curve", help="training curve PNG of one run")
     curve.add_argument("run_dir", type=Path)
     curve.add_argument("--out", type=Path, default=None)
+    sweep = sub.add_parser("sweep", help="results.csv and the trade-off plot of a folder of runs")
+    sweep.add_argument("folder", type=Path)
     args = parser.parse_args(argv)
     try:
-        print(plot_training_curve(args.run_dir, args.out))
+        if args.command == "curve":
+            print(plot_training_curve(args.run_dir, args.out))
+        else:
+            for path in write_sweep_report(args.folder):
+                print(path)
     except FileNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -39,6 +39,7 @@ class SelfPlay(L.Callback):
         self.temperature_moves = temperature_moves
         self.seed = seed
         self.torch_threads = torch_threads
+        self.last_stats: dict = {}  # the latest round's metrics, for result.json
 
     def on_fit_start(self, trainer, pl_module) -> None:
         if self.torch_threads:
@@ -77,6 +78,7 @@ class SelfPlay(L.Callback):
             "selfplay/rounds": float(module.rounds),
             "selfplay/games": float(module.games_played),
         }
+        self.last_stats = stats
         log_metrics(trainer, stats, step=module.train_steps)
 
 

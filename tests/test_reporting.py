@@ -1,0 +1,42 @@
+"""stonelab.reporting: training curves and sweep collection from real (tiny) runs."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from conftest import compose_train
+from stonelab import reporting
+from stonelab.pipeline import train
+
+
+@pytest.fixture(scope="module")
+def sweep_folder(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sweep")
+    for name, overrides in [("0", ["pruning=none"]), ("1", ["pruning=local", "pruning.window=4"]),
+                            ("2", ["pruning=topk"])]:
+        train(compose_train(["game=gomoku_8x8_c5", *overrides], root / name))
+    return root
+
+
+def test_sweep_collects_every_run(sweep_folder):
+    csv_path, png_path = reporting.write_sweep_report(sweep_folder)
+    rows = list(csv.DictReader(open(csv_path)))
+    assert [r["run"] for r in rows] == ["0", "1", "2"]
+    assert [int(r["window"]) for r in rows] == [0, 4, 4]
+    assert [int(r["top_k"]) for r in rows] == [0, 0, 8]
+    assert float(rows[0]["candidate_reduction"]) == 0.0
+    assert float(rows[1]["candidate_reduction"]) > 0.0
+    assert png_path.stat().st_size > 1000
+
+
+def test_curve_png(sweep_folder):
+    out = reporting.plot_training_curve(sweep_folder / "1")
+    assert out.name == "training_curve.png" and out.stat().st_size > 1000
+
+
+def test_cli_errors_are_one_line(tmp_path, capsys):
+    assert reporting.main(["sweep", str(tmp_path)]) == 2
+    assert "no result.json" in capsys.readouterr().err
+    assert reporting.main(["curve", str(tmp_path)]) == 2
