@@ -65,6 +65,11 @@ class Evaluation(L.Callback):
         self.last_eval_round = int(state["last_eval_round"])
         self.history = json.loads(state["history"])
 
+    def on_fit_start(self, trainer, pl_module) -> None:
+        # Refuse an opponent of another game before any self-play, and load it once.
+        self._opponent_net = (load_policy_value_net(self.opponent_checkpoint, pl_module.game)
+                              if self.opponent_checkpoint else None)
+
     def opponent_name(self) -> str:
         return f"checkpoint:{self.opponent_checkpoint}" if self.opponent_checkpoint else f"pure_mcts_{self.pure_playouts}"
 
@@ -127,7 +132,6 @@ class Evaluation(L.Callback):
     def _opponent(self, module):
         seed = self.seed * 7919 + module.rounds
         if self.opponent_checkpoint:
-            net = load_policy_value_net(self.opponent_checkpoint, module.game)
-            return NeuralMCTSPlayer(module.game, net_evaluator(net, module.device), self.search,
+            return NeuralMCTSPlayer(module.game, net_evaluator(self._opponent_net, module.device), self.search,
                                     name="checkpoint")
         return PureMCTSPlayer(module.game, self.pure_playouts, self.search.c_puct, seed=seed)

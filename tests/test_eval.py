@@ -1,0 +1,76 @@
+"""src/eval.py and the evaluation callback's checkpoint opponent."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, compose_train
+from stonelab.pipeline import train
+
+
+@pytest.fixture(scope="module")
+def six_ckpt(tmp_path_factory):
+    root = tmp_path_factory.mktemp("six")
+    train(compose_train(["logger=none"], root))
+    return root / "checkpoints" / "last.ckpt"
+
+
+def _eval(args, cwd):
+    return subprocess.run([sys.executable, str(ROOT / "src" / "eval.py"), "search.playouts=8",
+                           f"paths.output_dir={cwd}", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_match_against_pure_mcts_writes_result(six_ckpt, tmp_path):
+    proc = _eval([f"ckpt_path={six_ckpt}", "games=4", "pure_playouts=20"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads((tmp_path / "match.json").read_text())
+    assert result["games"] == 4 and result["game"] == "gomoku_6x6_c4"
+    assert result["wins"] + result["draws"] + result["losses"] == 4
+    assert result["ci_low"] <= result["win_ratio"] <= result["ci_high"]
+
+
+def test_match_against_another_checkpoint(six_ckpt, tmp_path):
+    proc = _eval([f"ckpt_path={six_ckpt}", f"opponent={six_ckpt}", "games=2"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads((tmp_path / "match.json").read_text())["opponent"].startswith("checkpoint:")
+
+
+@pytest.mark.parametrize("args,message", [
+    (["ckpt_path=/nonexistent.ckpt"], "ckpt_path=/nonexistent.ckpt: no such file"),
+    ([], "ckpt_path=... is required"),
+    (["games=0", "ckpt_path=X"], "games=0 must be >= 1"),
+])
+def test_user_errors(args, message, tmp_path, six_ckpt):
+    args = [a.replace("ckpt_path=X", f"ckpt_path={six_ckpt}") for a in args]
+    proc = _eval(args, tmp_path)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_garbage_checkpoint_is_refused(tmp_path):
+    bad = tmp_path / "bad.ckpt"
+    bad.write_bytes(b"not a checkpoint at all")
+    proc = _eval([f"ckpt_path={bad}"], tmp_path)
+    assert proc.returncode == 2 and "not a readable checkpoint" in proc.stderr
+
+
+def test_training_can_evaluate_against_a_checkpoint(six_ckpt, tmp_path):
+    result = train(compose_train([f"callbacks.evaluation.opponent_checkpoint={six_ckpt}", "logger=none"],
+                                 tmp_path))
+    assert result["evaluations"][0]["opponent"] == f"checkpoint:{six_ckpt}"
+
+
+def test_opponent_checkpoint_of_another_board_is_refused(six_ckpt, tmp_path):
+    from stonelab.cli import user_error
+
+    with pytest.raises(Exception) as info:
+        train(compose_train(["game=gomoku_8x8_c5", f"callbacks.evaluation.opponent_checkpoint={six_ckpt}",
+                             "logger=none"], tmp_path))
+    assert "board_size: checkpoint has 6, this run has 8" in str(user_error(info.value) or info.value)
+    assert not (tmp_path / "checkpoints").exists()  # refused before any training
