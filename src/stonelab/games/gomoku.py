@@ -28,7 +28,8 @@ MIN_BOARD = 5
 MAX_BOARD = 19
 NUM_PLANES = 4  # own stones, opponent stones, last move, colour to move
 
-_DIRECTIONS = np.array([[0, 1], [1, 0], [1, 1], [1, -1]], dtype=np.int64)
+# The four line directions (row step, column step): horizontal, vertical, two diagonals.
+DIRECTIONS = np.array([[0, 1], [1, 0], [1, 1], [1, -1]], dtype=np.int64)
 
 
 class GameConfigError(ConfigError):
@@ -78,30 +79,40 @@ class GomokuRules:
 
 
 @njit(cache=True, nogil=True)
-def line_length(board, n, move):
-    """Longest line through ``move`` made of the stone standing on ``move``."""
-    colour = board[move]
+def run_through(board, n, move, colour, dr, dc):
+    """The unbroken line of ``colour`` through ``move`` along direction (dr, dc).
+
+    ``move`` itself counts as ``colour``. Returns (length, fr, fc, br, bc): the
+    first point (row, col) beyond the forward end and beyond the backward end,
+    possibly off the board.
+    """
     r0 = move // n
     c0 = move % n
+    length = 1
+    r = r0 + dr
+    c = c0 + dc
+    while 0 <= r < n and 0 <= c < n and board[r * n + c] == colour:
+        length += 1
+        r += dr
+        c += dc
+    fr, fc = r, c
+    r = r0 - dr
+    c = c0 - dc
+    while 0 <= r < n and 0 <= c < n and board[r * n + c] == colour:
+        length += 1
+        r -= dr
+        c -= dc
+    return length, fr, fc, r, c
+
+
+@njit(cache=True, nogil=True)
+def line_length(board, n, move):
+    """Longest line through ``move`` made of the stone standing on ``move``."""
     best = 0
     for d in range(4):
-        dr = _DIRECTIONS[d, 0]
-        dc = _DIRECTIONS[d, 1]
-        count = 1
-        r = r0 + dr
-        c = c0 + dc
-        while 0 <= r < n and 0 <= c < n and board[r * n + c] == colour:
-            count += 1
-            r += dr
-            c += dc
-        r = r0 - dr
-        c = c0 - dc
-        while 0 <= r < n and 0 <= c < n and board[r * n + c] == colour:
-            count += 1
-            r -= dr
-            c -= dc
-        if count > best:
-            best = count
+        length, _, _, _, _ = run_through(board, n, move, board[move], DIRECTIONS[d, 0], DIRECTIONS[d, 1])
+        if length > best:
+            best = length
     return best
 
 

@@ -77,7 +77,7 @@ import numpy as np
 from numba import njit
 
 from stonelab.errors import ConfigError
-from stonelab.games.gomoku import EMPTY, would_win
+from stonelab.games.gomoku import DIRECTIONS, EMPTY, run_through, would_win
 
 # --- packed parameters (`PruningConfig.params`) --------------------------------------------------
 P_WINDOW = 0          # window side; 0 = no window
@@ -100,7 +100,6 @@ SHAPE_OPEN_THREE = 1
 SHAPE_OPEN_FOUR = 2
 SHAPE_WIN = 3
 
-_DIRECTIONS = np.array([[0, 1], [1, 0], [1, 1], [1, -1]], dtype=np.int64)
 
 
 class PruningConfigError(ConfigError):
@@ -208,29 +207,11 @@ def shape_after(board, n, k, move, colour):
 
     Only the four lines through ``move`` are scanned; ``board`` is not written.
     """
-    r0 = move // n
-    c0 = move % n
     best = SHAPE_NONE
     for d in range(4):
-        dr = _DIRECTIONS[d, 0]
-        dc = _DIRECTIONS[d, 1]
-        length = 1
-        r = r0 + dr
-        c = c0 + dc
-        while 0 <= r < n and 0 <= c < n and board[r * n + c] == colour:
-            length += 1
-            r += dr
-            c += dc
-        fr = r  # first point beyond the forward end
-        fc = c
-        r = r0 - dr
-        c = c0 - dc
-        while 0 <= r < n and 0 <= c < n and board[r * n + c] == colour:
-            length += 1
-            r -= dr
-            c -= dc
-        br = r  # first point beyond the backward end
-        bc = c
+        dr = DIRECTIONS[d, 0]
+        dc = DIRECTIONS[d, 1]
+        length, fr, fc, br, bc = run_through(board, n, move, colour, dr, dc)
         if length >= k:
             return SHAPE_WIN
         ends_open = _is_empty(board, n, fr, fc) and _is_empty(board, n, br, bc)
