@@ -76,6 +76,13 @@ def test_bad_values_give_one_line_errors(tmp_path):
         (["game.win_length=9"], "game.win_length=9"),
         (["game.board_size=4"], "game.board_size=4"),
         (["search.playouts=0"], "search.playouts=0"),
+        (["search.playouts=abc"], "search.playouts='abc'"),
+        (["model.lr=-1"], "model.lr=-1"),
+        (["callbacks.selfplay.games_per_round=0"], "callbacks.selfplay.games_per_round=0"),
+        (["callbacks.evaluation.games=x"], "callbacks.evaluation.games='x'"),
+        (["pruning.window=-2"], "pruning.window=-2"),
+        (["pruning=local", "pruning.window=9", "pruning.fallback=false", "game=gomoku_8x8_c5"],
+         "pruning.window=9 is larger than the 8x8 board"),
         (["data.num_workers=2"], "data.num_workers"),
     ]:
         cfg = compose_train([*override, "logger=none"], tmp_path)

@@ -10,3 +10,18 @@ class StonelabError(ValueError):
 
 class ConfigError(StonelabError):
     """A configuration value outside its valid range."""
+
+
+def check(checks: list[tuple[object, str]], error: type[ConfigError] = ConfigError) -> None:
+    """Raise ``error(message)`` for the first failing (condition, message) pair.
+
+    A condition that cannot even be evaluated (a string where a number belongs)
+    fails with its message too, instead of a TypeError traceback.
+    """
+    for condition, message in checks:
+        try:
+            ok = bool(condition() if callable(condition) else condition)
+        except TypeError:
+            ok = False
+        if not ok:
+            raise error(message)

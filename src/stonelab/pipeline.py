@@ -28,6 +28,10 @@ def build(cfg: DictConfig):
     model = instantiate(cfg.model, game=game, _convert_="object")
     callbacks = [instantiate(c) for c in (cfg.get("callbacks") or {}).values() if c and "_target_" in c]
     loggers = [instantiate(c) for c in (cfg.get("logger") or {}).values() if c and "_target_" in c]
+    for cb in callbacks:  # a window larger than the board is refused before any self-play
+        pruning = getattr(cb, "pruning", None)
+        if pruning is not None:
+            pruning.validate_for_board(game.n)
     trainer = instantiate(cfg.trainer, callbacks=callbacks, logger=loggers or False,
                           plugins=[AtomicCheckpointIO()])
     return game, datamodule, model, callbacks, loggers, trainer

@@ -490,6 +490,9 @@ def test_noise_is_seeded_and_epsilon_zero_is_noise_free():
     ({"leaves_per_game": 0}, "search.leaves_per_game"),
     ({"virtual_loss": -1.0}, "search.virtual_loss"),
     ({"dirichlet_alpha": 0.0}, "search.dirichlet_alpha"),
+    ({"playouts": "many"}, "search.playouts='many'"),
+    ({"playouts": 2.5}, "search.playouts=2.5"),
+    ({"c_puct": "high"}, "search.c_puct='high'"),
 ])
 def test_config_validation(kwargs, key):
     with pytest.raises(SearchConfigError, match=key.replace(".", r"\.")):

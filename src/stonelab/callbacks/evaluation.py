@@ -13,7 +13,7 @@ from stonelab.arena.players import NeuralMCTSPlayer, PureMCTSPlayer, play_match
 from stonelab.arena.ratings import MatchResult
 from stonelab.callbacks.logging import log_metrics
 from stonelab.callbacks.selfplay import as_pruning
-from stonelab.errors import ConfigError
+from stonelab.errors import ConfigError, check
 from stonelab.models.alphazero import load_policy_value_net, net_evaluator
 from stonelab.search.mcts import MCTSConfig
 
@@ -34,9 +34,11 @@ class Evaluation(L.Callback):
                  pure_playouts: int = 1000, playouts_step: int = 1000, max_pure_playouts: int = 5000,
                  opponent_checkpoint: str | None = None, seed: int = 0, dirpath: str | None = None,
                  at_train_end: bool = True, pruning=None):
-        if every_n_rounds < 1 or games < 1 or pure_playouts < 1:
-            raise ConfigError(f"callbacks.evaluation: every_n_rounds={every_n_rounds}, games={games} "
-                             f"and pure_playouts={pure_playouts} must be >= 1")
+        check([
+            (lambda: every_n_rounds >= 1, f"callbacks.evaluation.every_n_rounds={every_n_rounds!r} must be >= 1"),
+            (lambda: games >= 1, f"callbacks.evaluation.games={games!r} must be >= 1"),
+            (lambda: pure_playouts >= 1, f"callbacks.evaluation.pure_playouts={pure_playouts!r} must be >= 1"),
+        ])
         if opponent_checkpoint and not os.path.isfile(opponent_checkpoint):
             raise ConfigError(f"callbacks.evaluation.opponent_checkpoint={opponent_checkpoint}: no such file")
         self.search = search if isinstance(search, MCTSConfig) else MCTSConfig(**search)

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from stonelab.callbacks.logging import log_metrics
-from stonelab.errors import ConfigError
+from stonelab.errors import check
 from stonelab.search.mcts import MCTSConfig
 from stonelab.search.pruning import PruningConfig
 from stonelab.search.selfplay import play_games
@@ -28,10 +28,12 @@ class SelfPlay(L.Callback):
     def __init__(self, search: dict | MCTSConfig, *, games_per_round: int = 1,
                  steps_per_round: int = 1, temperature_moves: int = 8, seed: int = 0,
                  torch_threads: int | None = None, pruning: dict | PruningConfig | None = None):
-        if games_per_round < 1 or steps_per_round < 1 or temperature_moves < 0:
-            raise ConfigError(
-                f"callbacks.selfplay: games_per_round={games_per_round} and steps_per_round="
-                f"{steps_per_round} must be >= 1, temperature_moves={temperature_moves} >= 0")
+        check([
+            (lambda: games_per_round >= 1, f"callbacks.selfplay.games_per_round={games_per_round!r} must be >= 1"),
+            (lambda: steps_per_round >= 1, f"callbacks.selfplay.steps_per_round={steps_per_round!r} must be >= 1"),
+            (lambda: temperature_moves >= 0,
+             f"callbacks.selfplay.temperature_moves={temperature_moves!r} must be >= 0"),
+        ])
         self.search = search if isinstance(search, MCTSConfig) else MCTSConfig(**search)
         self.pruning = as_pruning(pruning)
         self.games_per_round = games_per_round

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from stonelab.errors import ConfigError, StonelabError
+from stonelab.errors import StonelabError, check
 from stonelab.games.gomoku import GomokuRules
 from stonelab.search.mcts import Evaluator
 
@@ -32,10 +32,15 @@ class AlphaZeroModule(L.LightningModule):
                  weight_decay: float = 1e-4, kl_target: float = 0.02, epochs_per_step: int = 5,
                  lr_multiplier_min: float = 0.1, lr_multiplier_max: float = 10.0):
         super().__init__()
-        if lr <= 0 or kl_target <= 0 or epochs_per_step < 1 or not 0 < lr_multiplier_min <= lr_multiplier_max:
-            raise ConfigError(
-                f"model: lr={lr} and kl_target={kl_target} must be > 0, epochs_per_step="
-                f"{epochs_per_step} >= 1, 0 < lr_multiplier_min <= lr_multiplier_max")
+        check([
+            (lambda: lr > 0, f"model.lr={lr!r} must be > 0"),
+            (lambda: weight_decay >= 0, f"model.weight_decay={weight_decay!r} must be >= 0"),
+            (lambda: kl_target > 0, f"model.kl_target={kl_target!r} must be > 0"),
+            (lambda: epochs_per_step >= 1, f"model.epochs_per_step={epochs_per_step!r} must be >= 1"),
+            (lambda: 0 < lr_multiplier_min <= lr_multiplier_max,
+             f"model: need 0 < lr_multiplier_min ({lr_multiplier_min!r}) <= lr_multiplier_max "
+             f"({lr_multiplier_max!r})"),
+        ])
         self.save_hyperparameters(ignore=["net", "game"])
         self.net = net
         self.game = game

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stonelab.errors import ConfigError
+from stonelab.errors import ConfigError, check
 from stonelab.games.gomoku import NUM_PLANES, ONGOING, GomokuRules
 from stonelab.search import tree as T
 from stonelab.search.pruning import PruningConfig
@@ -45,18 +45,17 @@ class MCTSConfig:
     reuse_tree: bool = True
 
     def __post_init__(self):
-        checks = [
-            (self.playouts >= 1, f"search.playouts={self.playouts} must be >= 1"),
-            (self.c_puct > 0, f"search.c_puct={self.c_puct} must be > 0"),
-            (self.leaves_per_game >= 1, f"search.leaves_per_game={self.leaves_per_game} must be >= 1"),
-            (self.virtual_loss >= 0, f"search.virtual_loss={self.virtual_loss} must be >= 0"),
-            (self.dirichlet_alpha > 0, f"search.dirichlet_alpha={self.dirichlet_alpha} must be > 0"),
-            (0 <= self.dirichlet_epsilon <= 1,
-             f"search.dirichlet_epsilon={self.dirichlet_epsilon} must be in [0, 1]"),
-        ]
-        for ok, message in checks:
-            if not ok:
-                raise SearchConfigError(message)
+        check([
+            (lambda: isinstance(self.playouts, int) and self.playouts >= 1,
+             f"search.playouts={self.playouts!r} must be an integer >= 1"),
+            (lambda: self.c_puct > 0, f"search.c_puct={self.c_puct!r} must be > 0"),
+            (lambda: isinstance(self.leaves_per_game, int) and self.leaves_per_game >= 1,
+             f"search.leaves_per_game={self.leaves_per_game!r} must be an integer >= 1"),
+            (lambda: self.virtual_loss >= 0, f"search.virtual_loss={self.virtual_loss!r} must be >= 0"),
+            (lambda: self.dirichlet_alpha > 0, f"search.dirichlet_alpha={self.dirichlet_alpha!r} must be > 0"),
+            (lambda: 0 <= self.dirichlet_epsilon <= 1,
+             f"search.dirichlet_epsilon={self.dirichlet_epsilon!r} must be in [0, 1]"),
+        ], SearchConfigError)
 
 
 class BatchedMCTS:
