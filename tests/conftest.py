@@ -17,6 +17,7 @@ TINY = [
     "data.batch_size=32",
     "data.buffer_size=2000",
     "callbacks.selfplay.games_per_round=2",
+    "callbacks.selfplay.steps_per_round=1",
     "callbacks.evaluation.games=2",
     "callbacks.evaluation.pure_playouts=20",
     "callbacks.evaluation.every_n_rounds=2",
