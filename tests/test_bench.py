@@ -8,8 +8,8 @@ from stonelab import bench
 
 
 def test_mcts_suite_json_keys(capsys):
-    code = bench.main(["mcts", "--json", "--board-size", "6", "--win-length", "4", "--games", "2",
-                       "--playouts", "8", "--pure-playouts", "50", "--seconds", "0.05", "--threads", "1"])
+    code = bench.main(["mcts", "--json", "--board-size", "6", "--win-length", "4", "--games", "3",
+                       "--parallel", "2", "--playouts", "8", "--pure-playouts", "50", "--seconds", "0.05", "--threads", "1"])
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     for key in ["pure_playouts_per_s", "neural_playouts_per_s", "forward_states_per_s",
@@ -24,7 +24,7 @@ def test_bad_game_is_a_clear_error(capsys):
 
 
 def test_pruning_suite_reports_every_variant(capsys):
-    code = bench.main(["pruning", "--json", "--games", "3", "--playouts", "16", "--threads", "1"])
+    code = bench.main(["pruning", "--json", "--parallel", "3", "--playouts", "16", "--threads", "1"])
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     assert out["none_candidate_reduction"] == 0.0

@@ -63,7 +63,7 @@ def bench_pure(rules, playouts: int, seconds: float) -> dict:
     return out
 
 
-def bench_neural(rules, games: int, playouts: int, threads: int) -> dict:
+def bench_neural(rules, games: int, parallel: int, playouts: int, threads: int) -> dict:
     import torch
 
     from stonelab.games.gomoku import NUM_PLANES
@@ -88,11 +88,12 @@ def bench_neural(rules, games: int, playouts: int, threads: int) -> dict:
     rng = np.random.default_rng(0)
     play_games(rules, evaluate, 2, MCTSConfig(playouts=8), temperature_moves=8, rng=rng)  # compile
     start = time.perf_counter()
-    result = play_games(rules, timed_evaluate, games, config, temperature_moves=8, rng=rng)
+    result = play_games(rules, timed_evaluate, games, config, temperature_moves=8, rng=rng,
+                        parallel=parallel)
     elapsed = time.perf_counter() - start
-    planes = np.random.default_rng(1).integers(0, 2, (games, NUM_PLANES, rules.n, rules.n)).astype(np.float32)
+    planes = np.random.default_rng(1).integers(0, 2, (parallel, NUM_PLANES, rules.n, rules.n)).astype(np.float32)
     calls, f_elapsed = _timed(lambda: evaluate(planes), 3.0)
-    forward = calls * games / f_elapsed
+    forward = calls * parallel / f_elapsed
     neural = result.simulations / elapsed
     return {
         "neural_playouts_per_s": neural,
@@ -102,7 +103,8 @@ def bench_neural(rules, games: int, playouts: int, threads: int) -> dict:
         "terminal_leaf_share": 1.0 - result.evaluations / max(result.simulations, 1),
         "selfplay_games_per_hour": games / elapsed * 3600.0,
         "selfplay_mean_game_length": float(result.lengths.mean()),
-        "selfplay_parallel_games": games,
+        "selfplay_games": games,
+        "selfplay_parallel_games": parallel,
     }
 
 
@@ -113,7 +115,8 @@ def suite_mcts(args) -> dict:
     out = {"game": rules.name, "playouts": args.playouts, "torch_threads": args.threads,
            "cpu_count": os.cpu_count()}
     out.update(bench_pure(rules, args.pure_playouts, args.seconds))
-    out.update(bench_neural(rules, args.games, args.playouts, args.threads))
+    parallel = min(args.parallel or args.games, args.games)
+    out.update(bench_neural(rules, args.games, parallel, args.playouts, args.threads))
     return out
 
 
@@ -167,7 +170,7 @@ def suite_pruning(args) -> dict:
     torch.manual_seed(0)
     rules = GomokuRules(args.board_size, args.win_length)
     evaluate = net_evaluator(PolicyValueNet(rules.n))
-    positions = fixed_positions(rules, args.games)
+    positions = fixed_positions(rules, args.parallel)
     config = MCTSConfig(playouts=args.playouts)
     out = {"game": rules.name, "playouts": args.playouts, "positions": len(positions)}
     for name, pruning in pruning_variants().items():
@@ -204,7 +207,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--win-length", type=int, default=5)
     parser.add_argument("--playouts", type=int, default=400, help="neural MCTS playouts per move")
     parser.add_argument("--pure-playouts", type=int, default=1000, help="pure MCTS playouts per move")
-    parser.add_argument("--games", type=int, default=64, help="self-play games searched in parallel")
+    parser.add_argument("--games", type=int, default=192, help="self-play games (mcts); positions (pruning)")
+    parser.add_argument("--parallel", type=int, default=64,
+                        help="self-play games searched at once; finished slots start the next game")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch threads")
     parser.add_argument("--seconds", type=float, default=3.0, help="minimum time per pure-MCTS timing")
     args = parser.parse_args(argv)

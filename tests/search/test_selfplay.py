@@ -128,3 +128,33 @@ def test_late_moves_are_the_most_visited():
             pi = data.policies[offset + i - 1]
             assert pi[move] == pi.max()
         offset += length
+
+
+def test_slots_refill_until_all_games_are_played():
+    from stonelab.games.gomoku import GomokuRules
+    from stonelab.search.mcts import MCTSConfig
+    from stonelab.search.selfplay import play_games
+
+    rules = GomokuRules(5, 4)
+    calls = []
+
+    def evaluate(planes):
+        calls.append(len(planes))
+        b = len(planes)
+        return np.full((b, 25), 1 / 25, np.float32), np.zeros(b, np.float32)
+
+    games = play_games(rules, evaluate, 5, MCTSConfig(playouts=8), temperature_moves=25,
+                       rng=np.random.default_rng(3), parallel=2)
+    assert len(games.lengths) == len(games.winners) == 5
+    assert games.lengths.sum() == len(games.values) == len(games.planes)
+    assert max(calls) <= 2  # never more than `parallel` games in one batch
+    first = 0
+    for length, winner in zip(games.lengths, games.winners, strict=True):
+        stones = games.planes[first][:2].sum()
+        assert stones == 0  # every game starts from the empty board
+        values = games.values[first:first + length]
+        if winner == 0:
+            assert not values.any()
+        else:
+            assert set(np.unique(np.abs(values))) == {1.0}
+        first += length

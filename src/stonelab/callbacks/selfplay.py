@@ -27,10 +27,13 @@ class SelfPlay(L.Callback):
 
     def __init__(self, search: dict | MCTSConfig, *, games_per_round: int = 1,
                  steps_per_round: int = 1, temperature_moves: int = 8, seed: int = 0,
-                 torch_threads: int | None = None, pruning: dict | PruningConfig | None = None):
+                 torch_threads: int | None = None, pruning: dict | PruningConfig | None = None,
+                 parallel_games: int | None = None):
         check([
             (lambda: games_per_round >= 1, f"callbacks.selfplay.games_per_round={games_per_round!r} must be >= 1"),
             (lambda: steps_per_round >= 1, f"callbacks.selfplay.steps_per_round={steps_per_round!r} must be >= 1"),
+            (lambda: parallel_games is None or parallel_games >= 1,
+             f"callbacks.selfplay.parallel_games={parallel_games!r} must be >= 1 (or null: all)"),
             (lambda: temperature_moves >= 0,
              f"callbacks.selfplay.temperature_moves={temperature_moves!r} must be >= 0"),
         ])
@@ -41,6 +44,7 @@ class SelfPlay(L.Callback):
         self.temperature_moves = temperature_moves
         self.seed = seed
         self.torch_threads = torch_threads
+        self.parallel_games = parallel_games
         self.last_stats: dict = {}  # the latest round's metrics, for result.json
 
     def on_fit_start(self, trainer, pl_module) -> None:
@@ -62,7 +66,8 @@ class SelfPlay(L.Callback):
         rng = np.random.default_rng([self.seed, trainer.global_rank, module.rounds])
         with module.evaluation_mode():
             games = play_games(module.game, module.evaluator(), self.games_per_round, self.search,
-                               temperature_moves=self.temperature_moves, rng=rng, pruning=self.pruning)
+                               temperature_moves=self.temperature_moves, rng=rng, pruning=self.pruning,
+                               parallel=self.parallel_games)
         elapsed = time.perf_counter() - start
         added = trainer.datamodule.add_games(games.planes, games.policies, games.values)
         module.rounds += 1
