@@ -18,13 +18,14 @@ from stonelab.models.alphazero import (
     load_checkpoint_file,
     load_policy_value_net,
     net_evaluator,
+    net_from_checkpoint,
 )
 from stonelab.search.mcts import MCTSConfig
 from stonelab.search.pruning import PruningConfig
 
 
-def game_of_checkpoint(path: str) -> GomokuRules:
-    state = load_checkpoint_file(path).get(CHECKPOINT_KEY)
+def game_of_checkpoint(checkpoint: dict, path: str) -> GomokuRules:
+    state = checkpoint.get(CHECKPOINT_KEY)
     if not isinstance(state, dict) or state.get("identity", {}).get("model") != "alphazero":
         raise CheckpointMismatchError(f"{path} is not a stonelab alphazero checkpoint")
     identity = state["identity"]
@@ -39,11 +40,12 @@ def match(cfg: DictConfig) -> dict:
         raise ConfigError(f"games={cfg.games} must be >= 1")
     torch.set_num_threads(cfg.torch_threads or os.cpu_count() or 1)
     device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
-    game = game_of_checkpoint(cfg.ckpt_path)
+    checkpoint = load_checkpoint_file(cfg.ckpt_path)  # read once: game and net
+    game = game_of_checkpoint(checkpoint, cfg.ckpt_path)
     search = MCTSConfig(**cfg.search)
     pruning = PruningConfig(**cfg.pruning)
-    player = NeuralMCTSPlayer(game, net_evaluator(load_policy_value_net(cfg.ckpt_path, game), device), search,
-                              pruning=pruning)
+    net = net_from_checkpoint(checkpoint, game, source=cfg.ckpt_path)
+    player = NeuralMCTSPlayer(game, net_evaluator(net, device), search, pruning=pruning)
     if cfg.opponent == "pure_mcts":
         opponent = PureMCTSPlayer(game, cfg.pure_playouts, search.c_puct, seed=cfg.seed)
         opponent_name = f"pure_mcts_{cfg.pure_playouts}"

@@ -119,8 +119,7 @@ class AlphaZeroModule(L.LightningModule):
 
     def identity(self) -> dict:
         """What a checkpoint must match to be loaded into this module."""
-        return {"model": "alphazero", "game": "gomoku",
-                "board_size": self.game.n, "win_length": self.game.k}
+        return alphazero_identity(self.game)
 
     def on_save_checkpoint(self, checkpoint: dict) -> None:
         checkpoint[CHECKPOINT_KEY] = {
@@ -163,13 +162,21 @@ def load_checkpoint_file(path: str) -> dict:
         raise CheckpointMismatchError(f"ckpt_path={path}: not a readable checkpoint ({exc})") from exc
 
 
+def alphazero_identity(game: GomokuRules) -> dict:
+    """The identity an AlphaZero checkpoint of ``game`` carries."""
+    return {"model": "alphazero", "game": "gomoku", "board_size": game.n, "win_length": game.k}
+
+
 def load_policy_value_net(path: str, game: GomokuRules) -> nn.Module:
-    """The trained network of an AlphaZero checkpoint, checked against ``game``."""
+    """The trained network of an AlphaZero checkpoint file, checked against ``game``."""
+    return net_from_checkpoint(load_checkpoint_file(path), game, source=path)
+
+
+def net_from_checkpoint(checkpoint: dict, game: GomokuRules, source: str) -> nn.Module:
+    """The trained network of a loaded AlphaZero checkpoint, checked against ``game``."""
     from stonelab.models.nets.policy_value import PolicyValueNet
 
-    checkpoint = load_checkpoint_file(path)
-    check_identity(checkpoint, {"model": "alphazero", "game": "gomoku",
-                                "board_size": game.n, "win_length": game.k}, source=path)
+    check_identity(checkpoint, alphazero_identity(game), source=source)
     net = PolicyValueNet(**checkpoint[CHECKPOINT_KEY]["net_config"])
     prefix = "net."
     net.load_state_dict({k[len(prefix):]: v for k, v in checkpoint["state_dict"].items()
