@@ -40,3 +40,10 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     assert reporting.main(["sweep", str(tmp_path)]) == 2
     assert "no result.json" in capsys.readouterr().err
     assert reporting.main(["curve", str(tmp_path)]) == 2
+
+
+def test_broken_result_file_is_named(tmp_path, capsys):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "result.json").write_text("{truncated")
+    assert reporting.main(["sweep", str(tmp_path)]) == 2
+    assert "run/result.json: not a result.json" in capsys.readouterr().err

@@ -85,7 +85,10 @@ def collect_results(folder: Path) -> list[dict]:
     """One row per result.json under ``folder``, sorted by path."""
     rows = []
     for path in sorted(folder.rglob("result.json")):
-        result = json.loads(path.read_text())
+        try:
+            result = json.loads(path.read_text())
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: not a result.json written by stonelab ({exc})") from exc
         pruning = result.get("pruning") or {}
         evals = result.get("evaluations") or []
         last = evals[-1] if evals else {}
@@ -157,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             for path in write_sweep_report(args.folder):
                 print(path)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
