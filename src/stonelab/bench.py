@@ -3,7 +3,9 @@
 Suites:
   mcts     pure-MCTS playouts/s (one thread), neural-MCTS playouts/s in batched
            self-play, the forward ceiling of the same net at the same batch size,
-           and self-play games/hour (8x8 connect-5, 400 playouts by default).
+           and self-play games/hour (8x8 connect-5, 400 playouts by default), all
+           in steady state: `--parallel` slots whose games carry over, timed
+           while `--games` games finish.
   pruning  moves expanded per node and neural-MCTS playouts/s, unpruned vs each
            candidate-restriction variant of seed 000's ablation, on the same
            fixed positions with the same (untrained, seeded) network.
@@ -70,7 +72,7 @@ def bench_neural(rules, games: int, parallel: int, playouts: int, threads: int) 
     from stonelab.models.alphazero import net_evaluator
     from stonelab.models.nets.policy_value import PolicyValueNet
     from stonelab.search.mcts import MCTSConfig
-    from stonelab.search.selfplay import play_games
+    from stonelab.search.selfplay import SelfPlaySlots
 
     torch.set_num_threads(threads)
     torch.manual_seed(0)
@@ -84,12 +86,14 @@ def bench_neural(rules, games: int, parallel: int, playouts: int, threads: int) 
         forward_seconds[0] += time.perf_counter() - start
         return out
 
-    config = MCTSConfig(playouts=playouts)
+    # Steady state, as the SelfPlay callback runs it: `parallel` slots that never
+    # drain (games carry over between calls). The warm-up call compiles the
+    # kernels and fills every slot with a game in progress.
+    slots = SelfPlaySlots(rules, parallel, MCTSConfig(playouts=playouts), temperature_moves=8)
     rng = np.random.default_rng(0)
-    play_games(rules, evaluate, 2, MCTSConfig(playouts=8), temperature_moves=8, rng=rng)  # compile
+    slots.play(evaluate, parallel, rng)
     start = time.perf_counter()
-    result = play_games(rules, timed_evaluate, games, config, temperature_moves=8, rng=rng,
-                        parallel=parallel)
+    result = slots.play(timed_evaluate, games, rng)
     elapsed = time.perf_counter() - start
     planes = np.random.default_rng(1).integers(0, 2, (parallel, NUM_PLANES, rules.n, rules.n)).astype(np.float32)
     calls, f_elapsed = _timed(lambda: evaluate(planes), 3.0)
@@ -101,9 +105,9 @@ def bench_neural(rules, games: int, parallel: int, playouts: int, threads: int) 
         "neural_over_forward": neural / forward,
         "network_share_of_selfplay_time": forward_seconds[0] / elapsed,
         "terminal_leaf_share": 1.0 - result.evaluations / max(result.simulations, 1),
-        "selfplay_games_per_hour": games / elapsed * 3600.0,
+        "selfplay_games_per_hour": len(result.lengths) / elapsed * 3600.0,
         "selfplay_mean_game_length": float(result.lengths.mean()),
-        "selfplay_games": games,
+        "selfplay_games": len(result.lengths),
         "selfplay_parallel_games": parallel,
     }
 

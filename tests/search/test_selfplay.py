@@ -158,3 +158,54 @@ def test_slots_refill_until_all_games_are_played():
         else:
             assert set(np.unique(np.abs(values))) == {1.0}
         first += length
+
+
+def uniform(a: int):
+    def evaluate(planes):
+        b = len(planes)
+        return np.full((b, a), 1.0 / a, np.float32), np.zeros(b, np.float32)
+    return evaluate
+
+
+def test_games_in_progress_carry_over_to_the_next_call():
+    from stonelab.search.selfplay import SelfPlaySlots
+
+    slots = SelfPlaySlots(RULES, 4, CONFIG, temperature_moves=36)
+    evaluate = uniform(RULES.num_actions)
+    rng = np.random.default_rng(5)
+    first = slots.play(evaluate, 2, rng)
+    assert len(first.lengths) >= 2
+    assert slots.carried_games >= 1  # games with moves played, waiting for the next call
+    in_progress = [list(m) for m in slots.moves]
+    second = slots.play(evaluate, 6, rng)
+    assert len(second.lengths) >= 6
+    # No position is lost or doubled: finished positions = moves carried in + moves
+    # played in this call - moves carried out.
+    carried_in = sum(len(m) for m in in_progress)
+    carried_out = sum(len(m) for m in slots.moves)
+    played = second.simulations // CONFIG.playouts
+    assert carried_in > 0
+    assert second.lengths.sum() == carried_in + played - carried_out == len(second.values)
+    # A finished game's records start at the empty board, also for games begun in `first`.
+    starts = second.planes[np.cumsum(np.r_[0, second.lengths[:-1]])]
+    assert not starts[:, :2].any()
+
+
+def test_state_dict_round_trip_continues_identically():
+    from stonelab.search.selfplay import SelfPlaySlots
+
+    evaluate = uniform(RULES.num_actions)
+    a = SelfPlaySlots(RULES, 3, CONFIG, temperature_moves=36)
+    a.play(evaluate, 2, np.random.default_rng(1))
+    state = a.state_dict()
+    b = SelfPlaySlots(RULES, 3, CONFIG, temperature_moves=36)
+    assert b.load_state_dict(state) == 0
+    assert b.moves == a.moves
+    ga = a.play(evaluate, 4, np.random.default_rng(2))
+    gb = b.play(evaluate, 4, np.random.default_rng(2))
+    for field in ("planes", "policies", "values", "lengths", "winners"):
+        np.testing.assert_array_equal(getattr(ga, field), getattr(gb, field))
+    # Another slot count cannot place the games: they are reported as dropped.
+    c = SelfPlaySlots(RULES, 2, CONFIG, temperature_moves=36)
+    assert c.load_state_dict(a.state_dict()) == a.carried_games > 0
+    assert c.carried_games == 0

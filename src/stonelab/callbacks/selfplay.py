@@ -7,18 +7,23 @@ import time
 import lightning as L
 import numpy as np
 import torch
+from lightning.pytorch.utilities import rank_zero_warn
 
 from stonelab.callbacks.logging import log_metrics
 from stonelab.errors import check
 from stonelab.search.mcts import MCTSConfig
 from stonelab.search.pruning import PruningConfig
-from stonelab.search.selfplay import play_games
+from stonelab.search.selfplay import SelfPlaySlots
 
 
 class SelfPlay(L.Callback):
-    """Every ``steps_per_round`` training steps, play ``games_per_round`` games.
+    """Every ``steps_per_round`` training steps, finish ``games_per_round`` games.
 
-    Games run in eval and inference mode on the module's device (the GPU when
+    ``parallel_games`` slots (default ``games_per_round``) are searched
+    together and never drain: a finished game's slot starts the next game at
+    once, and games still going at the end of a round continue in the next
+    one (with the updated network), so every search step evaluates a full
+    batch. Games in progress are saved in the checkpoint. Games run in eval and inference mode on the module's device (the GPU when
     there is one) and go into the DataModule's replay buffer before the next
     step samples it. Before training starts the buffer is filled to at least
     one batch. Randomness is seeded by (seed, rank, round), so a resumed run
@@ -46,6 +51,8 @@ class SelfPlay(L.Callback):
         self.torch_threads = torch_threads
         self.parallel_games = parallel_games
         self.last_stats: dict = {}  # the latest round's metrics, for result.json
+        self.session: SelfPlaySlots | None = None  # built on first use (needs the game)
+        self._loaded_slots: dict | None = None
 
     def on_fit_start(self, trainer, pl_module) -> None:
         if self.torch_threads:
@@ -64,18 +71,19 @@ class SelfPlay(L.Callback):
     def play_round(self, trainer, module) -> None:
         start = time.perf_counter()
         rng = np.random.default_rng([self.seed, trainer.global_rank, module.rounds])
+        slots = self._slots(trainer, module)
         with module.evaluation_mode():
-            games = play_games(module.game, module.evaluator(), self.games_per_round, self.search,
-                               temperature_moves=self.temperature_moves, rng=rng, pruning=self.pruning,
-                               parallel=self.parallel_games)
+            games = slots.play(module.evaluator(), self.games_per_round, rng)
         elapsed = time.perf_counter() - start
         added = trainer.datamodule.add_games(games.planes, games.policies, games.values)
+        finished = len(games.lengths)
         module.rounds += 1
-        module.games_played += self.games_per_round
+        module.games_played += finished
         stats = {
             "selfplay/game_length": float(games.lengths.mean()),
             "selfplay/buffer_size": float(len(trainer.datamodule.buffer)),
-            "selfplay/games_per_hour": self.games_per_round / elapsed * 3600.0,
+            "selfplay/games_per_hour": finished / elapsed * 3600.0,
+            "selfplay/carried_games": float(slots.carried_games),
             "selfplay/positions_added": float(added),
             "selfplay/black_win_share": float((games.winners == 1).mean()),
             "selfplay/draw_share": float((games.winners == 0).mean()),
@@ -87,6 +95,28 @@ class SelfPlay(L.Callback):
         }
         self.last_stats = stats
         log_metrics(trainer, stats, step=module.train_steps)
+
+
+    def _slots(self, trainer, module) -> SelfPlaySlots:
+        if self.session is None:
+            self.session = SelfPlaySlots(module.game, self.parallel_games or self.games_per_round,
+                                       self.search, temperature_moves=self.temperature_moves,
+                                       pruning=self.pruning)
+            # Checkpoints hold rank 0's games in progress; other ranks start afresh
+            # rather than replay copies of them.
+            if self._loaded_slots is not None and trainer.global_rank == 0:
+                dropped = self.session.load_state_dict(self._loaded_slots)
+                if dropped:
+                    rank_zero_warn(f"callbacks.selfplay: the checkpoint holds {dropped} games in progress "
+                                   f"for {len(self._loaded_slots['moves'])} slots, this run has "
+                                   f"{self.session.slots}; those games start afresh")
+        return self.session
+
+    def state_dict(self) -> dict:
+        return {"slots": self.session.state_dict()} if self.session is not None else {}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        self._loaded_slots = state_dict.get("slots")
 
 
 def as_pruning(pruning: dict | PruningConfig | None) -> PruningConfig:
