@@ -6,6 +6,9 @@ Suites:
            and self-play games/hour (8x8 connect-5, 400 playouts by default), all
            in steady state: `--parallel` slots whose games carry over, timed
            while `--games` games finish.
+  kgs      positions/s of SGF parse + replay and of each Go feature encoder
+           (one thread, features of every position of every game), and the
+           game cache's bytes per position.
   pruning  moves expanded per node and neural-MCTS playouts/s, unpruned vs each
            candidate-restriction variant of seed 000's ablation, on the same
            fixed positions with the same (untrained, seeded) network.
@@ -199,7 +202,51 @@ def suite_pruning(args) -> dict:
     return out
 
 
-SUITES = {"mcts": suite_mcts, "pruning": suite_pruning}
+def suite_kgs(args) -> dict:
+    """SGF parse + replay, then each encoder over the cached games, one thread."""
+    import tempfile
+    from pathlib import Path
+
+    from stonelab.data.kgs import GameCache, build_cache
+    from stonelab.data.sgf import SkipCounts, iter_files
+    from stonelab.features import ENCODERS, encode_game
+
+    sources = [Path(p) for p in args.sources]
+    next(iter_files(sources, board_size=19))  # load the replay kernels before timing
+    counts, start = SkipCounts(), time.perf_counter()
+    for result in iter_files(sources, board_size=19):
+        counts.add(result)
+    parse_seconds = time.perf_counter() - start
+    out = {"sources": [str(p) for p in sources], "games": counts.games,
+           "sgf_positions_per_s": counts.moves / parse_seconds}
+    with tempfile.TemporaryDirectory() as tmp:
+        summary = build_cache(sources, Path(tmp) / "cache", 19, progress=False)
+        cache = GameCache.load(Path(tmp) / "cache", 19)
+        out["positions"] = summary["positions"]
+        out["cache_bytes_per_position"] = summary["cache_bytes_per_position"]
+        longest = int(cache.game_lengths().max())
+        for name, encoder in ENCODERS.items():
+            planes = np.zeros((longest, encoder.num_planes, 19, 19), dtype=np.uint8)
+            targets = np.zeros(longest, dtype=np.int16)
+
+            def encode_all(games=range(cache.num_games), enc=encoder, planes=planes, targets=targets):
+                for g in games:
+                    black, white, moves = cache.game(g)
+                    encode_game(19, black, white, moves, int(cache.first_player[g]),
+                                int(cache.rank_black[g]), int(cache.rank_white[g]), enc.encoder_id,
+                                planes[:len(moves)], targets[:len(moves)])
+
+            encode_all(range(2))  # compile / load the numba cache
+            start = time.perf_counter()
+            encode_all()
+            out[f"{name}_positions_per_s_per_core"] = summary["positions"] / (time.perf_counter() - start)
+    full_kgs = 29.4e6  # seed 002's positions
+    out["maddison_full_kgs_minutes_on_this_machine"] = (
+        full_kgs / (out["maddison_positions_per_s_per_core"] * (os.cpu_count() or 1)) / 60)
+    return out
+
+
+SUITES = {"mcts": suite_mcts, "pruning": suite_pruning, "kgs": suite_kgs}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -216,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="self-play games searched at once; finished slots start the next game")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch threads")
     parser.add_argument("--seconds", type=float, default=3.0, help="minimum time per pure-MCTS timing")
+    parser.add_argument("--sources", nargs="+", default=["data/kgs"],
+                        help="SGF files, folders or archives (kgs)")
     args = parser.parse_args(argv)
     from stonelab.errors import StonelabError
 

@@ -250,15 +250,19 @@ def iter_sources(paths) -> Iterator[tuple[str, bytes]]:
     .tar.bz2, ...; members ending .sgf, sorted by name, named ``archive/member``).
     All paths are checked before anything is read: a missing one raises StonelabError.
     """
+    for path in iter_source_files(paths):
+        yield from _file_sources(path)
+
+
+def iter_source_files(paths) -> Iterator[Path]:
+    """The files (SGF or archive) that `iter_sources` reads, in the same order."""
     for path in _resolve(paths):
         if path.is_dir():
-            inside = sorted(
+            yield from sorted(
                 p for p in path.rglob("*") if p.is_file() and (_is_sgf(p.name) or _is_archive(p.name))
             )
-            for p in inside:
-                yield from _file_sources(p)
         else:
-            yield from _file_sources(path)
+            yield path
 
 
 def _file_sources(path: Path) -> Iterator[tuple[str, bytes]]:

@@ -16,15 +16,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from stonelab.errors import StonelabError, check
+from stonelab.errors import check
 from stonelab.games.gomoku import GomokuRules
+from stonelab.models.identity import (  # noqa: F401  (re-exported: one source of truth)
+    CHECKPOINT_KEY,
+    CheckpointMismatchError,
+    check_identity,
+    load_checkpoint_file,
+)
 from stonelab.search.mcts import Evaluator
-
-CHECKPOINT_KEY = "stonelab"
-
-
-class CheckpointMismatchError(StonelabError):
-    """A checkpoint made for another game or model."""
 
 
 class AlphaZeroModule(L.LightningModule):
@@ -136,30 +136,6 @@ class AlphaZeroModule(L.LightningModule):
         self.rounds = state["rounds"]
         self.games_played = state["games_played"]
         self.train_steps = state["train_steps"]
-
-
-def check_identity(checkpoint: dict, expected: dict, source: str) -> None:
-    """Refuse a checkpoint of another model, game or board with a specific message."""
-    state = checkpoint.get(CHECKPOINT_KEY)
-    if not isinstance(state, dict) or "identity" not in state:
-        raise CheckpointMismatchError(f"{source} was not written by stonelab's {expected['model']} model")
-    found = state["identity"]
-    diffs = [f"{key}: checkpoint has {found.get(key)!r}, this run has {value!r}"
-             for key, value in expected.items() if found.get(key) != value]
-    if diffs:
-        raise CheckpointMismatchError(f"{source} does not fit this run ({'; '.join(diffs)})")
-
-
-def load_checkpoint_file(path: str) -> dict:
-    """Read a checkpoint on the CPU with a clear error for a missing or broken file."""
-    import os
-
-    if not os.path.isfile(path):
-        raise StonelabError(f"ckpt_path={path}: no such file")
-    try:
-        return torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # torch raises many types for a corrupt file
-        raise CheckpointMismatchError(f"ckpt_path={path}: not a readable checkpoint ({exc})") from exc
 
 
 def alphazero_identity(game: GomokuRules) -> dict:

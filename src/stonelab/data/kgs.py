@@ -1,0 +1,519 @@
+"""KGS expert games for supervised move prediction (``data=kgs``).
+
+Pipeline: SGF sources (u-go.net ``.tar.gz`` archives as downloaded, folders and
+globs of ``.sgf``, or the whole u-go.net archive list when online) -> a compact
+game cache -> positions streamed with features computed on the fly.
+
+The cache stores games, not positions: per game its setup stones, moves (int16,
+pass = n*n), ranks, result and komi, about 2 bytes per position. Features are
+computed while streaming by replaying each game in numba (`features.encode_game`,
+~70,000 maddison positions/s per core), which is why the cache key holds the
+sources, the board size and the cache format, but not the encoder: one cache
+serves every encoder. Splits are by game with a fixed seed, never by position.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html.parser
+import json
+import math
+import os
+import shutil
+import sys
+import time
+import urllib.parse
+import urllib.request
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import lightning as L
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, IterableDataset, get_worker_info
+
+from stonelab.errors import ConfigError, StonelabError, check
+from stonelab.features import ENCODERS, encode_game
+from stonelab.games.symmetry import NUM_SYMMETRIES, inverse_permutations, permutations
+
+CACHE_FORMAT = 1
+UGO_INDEX_URL = "https://u-go.net/gamerecords/"
+UGO_SOURCE = "u-go.net"  # a data.sources entry meaning: every archive on UGO_INDEX_URL
+
+
+# --------------------------------------------------------------------------------------
+# The game cache
+
+
+@dataclass
+class GameCache:
+    """Games as flat arrays; game ``g`` is ``moves[move_offsets[g]:move_offsets[g + 1]]``.
+
+    moves int16 [total moves] (pass = n*n), move_offsets int64 [G + 1],
+    setup int16 [total setup stones] with setup_offsets int64 [G + 1] and
+    setup_colour int8 (+1 black, -1 white), first_player int8 [G],
+    rank_black / rank_white int8 [G] (dan 1..9, 0 unknown or kyu),
+    winner int8 [G] (+1 black, -1 white, 0 unknown), komi float32 [G].
+    """
+
+    board_size: int
+    moves: np.ndarray
+    move_offsets: np.ndarray
+    setup: np.ndarray
+    setup_offsets: np.ndarray
+    setup_colour: np.ndarray
+    first_player: np.ndarray
+    rank_black: np.ndarray
+    rank_white: np.ndarray
+    winner: np.ndarray
+    komi: np.ndarray
+
+    ARRAYS = ("moves", "move_offsets", "setup", "setup_offsets", "setup_colour", "first_player",
+              "rank_black", "rank_white", "winner", "komi")
+
+    @property
+    def num_games(self) -> int:
+        return len(self.first_player)
+
+    def game_lengths(self) -> np.ndarray:
+        return np.diff(self.move_offsets)
+
+    def game(self, g: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(setup_black, setup_white, moves) of game ``g``."""
+        s = slice(self.setup_offsets[g], self.setup_offsets[g + 1])
+        stones, colours = self.setup[s], self.setup_colour[s]
+        moves = self.moves[self.move_offsets[g]:self.move_offsets[g + 1]]
+        return stones[colours == 1], stones[colours == -1], moves
+
+    def save(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in self.ARRAYS:
+            np.save(folder / f"{name}.npy", getattr(self, name))
+
+    @classmethod
+    def load(cls, folder: Path, board_size: int) -> GameCache:
+        # Memory-mapped: a cache of the full KGS set stays out of RAM until read.
+        arrays = {name: np.load(folder / f"{name}.npy", mmap_mode="r") for name in cls.ARRAYS}
+        return cls(board_size=board_size, **arrays)
+
+    def nbytes(self) -> int:
+        return sum(getattr(self, name).nbytes for name in self.ARRAYS)
+
+
+class _CacheWriter:
+    """Accumulates GameRecords into GameCache arrays; counts what it cannot use."""
+
+    def __init__(self, board_size: int):
+        self.n = board_size
+        self.moves: list[np.ndarray] = []
+        self.setups: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
+        self.fields: list[tuple[int, int, int, int, float]] = []
+        self.skipped: Counter = Counter()
+
+    def add(self, record) -> None:
+        colours = [c for c, _ in record.moves]
+        # The encoders replay with alternating colours from the first player; a game
+        # that breaks that cannot be replayed faithfully, so it is counted, not bent.
+        expected = [record.first_player * (1 if i % 2 == 0 else -1) for i in range(len(colours))]
+        if colours != expected:
+            self.skipped["colours_not_alternating"] += 1
+            return
+        self.moves.append(np.array([p for _, p in record.moves], dtype=np.int16))
+        self.setups.append((record.setup_black, record.setup_white))
+        self.fields.append((record.first_player, record.rank_black_dan, record.rank_white_dan,
+                            record.winner, record.komi))
+
+    def finish(self) -> GameCache:
+        lengths = np.array([len(m) for m in self.moves], dtype=np.int64)
+        setup = [np.array(b + w, dtype=np.int16) for b, w in self.setups]
+        colour = [np.array([1] * len(b) + [-1] * len(w), dtype=np.int8) for b, w in self.setups]
+        fields = np.array(self.fields, dtype=np.float64).reshape(-1, 5)
+        return GameCache(
+            board_size=self.n,
+            moves=np.concatenate(self.moves) if self.moves else np.zeros(0, np.int16),
+            move_offsets=np.r_[0, np.cumsum(lengths)].astype(np.int64),
+            setup=np.concatenate(setup) if setup else np.zeros(0, np.int16),
+            setup_offsets=np.r_[0, np.cumsum([len(s) for s in setup])].astype(np.int64),
+            setup_colour=np.concatenate(colour) if colour else np.zeros(0, np.int8),
+            first_player=fields[:, 0].astype(np.int8), rank_black=fields[:, 1].astype(np.int8),
+            rank_white=fields[:, 2].astype(np.int8), winner=fields[:, 3].astype(np.int8),
+            komi=fields[:, 4].astype(np.float32))
+
+
+def resolve_sources(sources, download_dir: Path) -> list[Path]:
+    """Local paths for ``data.sources``: paths and globs as they are; URLs and the
+    ``u-go.net`` entry are downloaded into ``download_dir`` first (once)."""
+    if isinstance(sources, (str, os.PathLike)):
+        sources = [sources]
+    if not sources:
+        raise ConfigError("data.sources is empty: give SGF files, folders, globs or .tar.gz archives")
+    paths: list[Path] = []
+    for source in sources:
+        source = str(source)
+        if source == UGO_SOURCE:
+            paths.extend(download(ugo_archive_urls(UGO_INDEX_URL), download_dir))
+        elif urllib.parse.urlparse(source).scheme in ("http", "https", "file"):
+            paths.extend(download([source], download_dir))
+        else:
+            paths.append(Path(os.path.expanduser(source)))
+    return paths
+
+
+def cache_key(paths: list[Path], board_size: int) -> str:
+    """Hash of the sources' contents, the board size and the cache format."""
+    from stonelab.data.sgf import iter_source_files
+
+    digest = hashlib.sha256(f"format={CACHE_FORMAT};n={board_size}".encode())
+    for file in iter_source_files(paths):
+        digest.update(str(file.name).encode())
+        with open(file, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def build_cache(paths: list[Path], folder: Path, board_size: int, *, progress: bool = True) -> dict:
+    """Read every game under ``paths`` into a GameCache in ``folder``; returns its summary.
+
+    Written to a temporary folder and renamed, so an interrupted build never
+    leaves a cache that looks complete.
+    """
+    from stonelab.data.sgf import SkipCounts, iter_files
+
+    writer, counts = _CacheWriter(board_size), SkipCounts()
+    start, last_report = time.perf_counter(), 0.0
+    for result in iter_files(paths, board_size=board_size):
+        counts.add(result)
+        for record in result.games:
+            writer.add(record)
+        now = time.perf_counter()
+        if progress and now - last_report > 2.0:
+            last_report = now
+            print(f"\rkgs cache: {counts.files} files, {counts.games} games, {counts.moves} moves "
+                  f"({now - start:.0f} s)", end="", file=sys.stderr, flush=True)
+    cache = writer.finish()
+    if cache.num_games == 0:
+        raise StonelabError(f"data.sources gave no usable {board_size}x{board_size} games "
+                            f"(skipped: {dict(counts.skipped) or 'none'}); check the paths and data.board_size")
+    summary = counts.as_dict()
+    summary["skipped"].update(writer.skipped)
+    summary.update(games_cached=cache.num_games, positions=int(cache.move_offsets[-1]),
+                   cache_bytes=cache.nbytes(), seconds=round(time.perf_counter() - start, 2),
+                   board_size=board_size, format=CACHE_FORMAT,
+                   sources=[str(p) for p in paths])
+    summary["cache_bytes_per_position"] = summary["cache_bytes"] / max(summary["positions"], 1)
+    tmp = folder.with_name(folder.name + f".tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    cache.save(tmp)
+    (tmp / "summary.json").write_text(json.dumps(summary, indent=2))
+    shutil.rmtree(folder, ignore_errors=True)
+    os.replace(tmp, folder)
+    if progress:
+        skipped = {k: v for k, v in summary["skipped"].items() if v}
+        print(f"\rkgs cache: {summary['games_cached']} games, {summary['positions']} positions, "
+              f"{summary['cache_bytes_per_position']:.1f} bytes/position; skipped {skipped or 'none'} "
+              f"-> {folder}", file=sys.stderr)
+    return summary
+
+
+# --------------------------------------------------------------------------------------
+# Downloads (u-go.net)
+
+
+class _LinkParser(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "a":
+            self.links.extend(v for k, v in attrs if k == "href" and v)
+
+
+def ugo_archive_urls(index_url: str = UGO_INDEX_URL) -> list[str]:
+    """The ``.tar.gz`` archive links on the u-go.net game records page (19x19 KGS archives)."""
+    try:
+        with urllib.request.urlopen(index_url, timeout=60) as response:
+            page = response.read().decode("utf-8", "replace")
+    except OSError as exc:
+        raise StonelabError(f"cannot read the archive list {index_url}: {exc}; download the "
+                            f".tar.gz files by hand and put their paths in data.sources") from exc
+    parser = _LinkParser()
+    parser.feed(page)
+    urls = [urllib.parse.urljoin(index_url, link) for link in parser.links
+            if link.endswith(".tar.gz") and "KGS" in os.path.basename(link)]
+    if not urls:
+        raise StonelabError(f"no KGS .tar.gz archive links found on {index_url}")
+    return sorted(set(urls))
+
+
+def download(urls: list[str], folder: Path) -> list[Path]:
+    """Fetch each URL into ``folder`` unless a complete copy is already there."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for url in urls:
+        target = folder / os.path.basename(urllib.parse.urlparse(url).path)
+        if not target.exists():
+            tmp = target.with_suffix(target.suffix + ".part")
+            print(f"downloading {url} -> {target}", file=sys.stderr)
+            try:
+                with urllib.request.urlopen(url, timeout=120) as response, open(tmp, "wb") as out:
+                    shutil.copyfileobj(response, out)
+            except OSError as exc:
+                tmp.unlink(missing_ok=True)
+                raise StonelabError(f"cannot download {url}: {exc}") from exc
+            os.replace(tmp, target)
+        paths.append(target)
+    return paths
+
+
+# --------------------------------------------------------------------------------------
+# Streaming positions
+
+
+def split_games(num_games: int, val_games: int, test_games: int, seed: int) -> dict[str, np.ndarray]:
+    """Disjoint game ids per split, from one permutation with a fixed seed."""
+    order = np.random.default_rng(seed).permutation(num_games)
+    test, val = order[:test_games], order[test_games:test_games + val_games]
+    return {"test": np.sort(test), "val": np.sort(val), "train": np.sort(order[test_games + val_games:])}
+
+
+def _shard_info() -> tuple[int, int]:
+    """(index, count) of this reader among all DDP ranks x DataLoader workers."""
+    rank, world = 0, 1
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        rank, world = torch.distributed.get_rank(), torch.distributed.get_world_size()
+    worker = get_worker_info()
+    workers, wid = (worker.num_workers, worker.id) if worker else (1, 0)
+    return rank * workers + wid, world * workers
+
+
+class GamePositions(IterableDataset):
+    """Positions of the cached games ``game_ids``, encoded on the fly.
+
+    Every reader (DDP rank x DataLoader worker) takes its own fixed share of the
+    games, replays them in a shuffled order and yields ``samples_per_reader``
+    positions from a shuffle buffer of ``shuffle_buffer`` positions (RAM is
+    bounded by that buffer, whatever the dataset size). Every reader yields the
+    same count, so DDP ranks see equal batch counts. With ``augment`` each sample
+    gets a random one of the 8 symmetries (targets moved with it; pass stays).
+    Evaluation readers (shuffle=False) read games and positions in order.
+
+    Yields whole batches (so the DataLoader runs with batch_size=None), dicts of
+    planes uint8 [B, C, n, n], target int64 [B] (0..n*n, pass = n*n), value
+    float32 [B] (the game's result for the side to move: +1 won, -1 lost, 0
+    unknown) and to_play int64 [B] (+1 black, -1 white).
+    """
+
+    def __init__(self, cache: GameCache, game_ids: np.ndarray, encoder: str, *, shuffle: bool,
+                 augment: bool, batch_size: int = 128, shuffle_buffer: int = 8192, seed: int = 0,
+                 num_workers: int = 0):
+        self.cache = cache
+        self.game_ids = np.asarray(game_ids)
+        self.encoder = ENCODERS[encoder]
+        self.shuffle = shuffle
+        self.augment = augment
+        self.shuffle_buffer = shuffle_buffer
+        self.seed = seed
+        self.num_workers = num_workers
+        self.batch_size = batch_size
+        self.positions = int(cache.game_lengths()[self.game_ids].sum())
+
+    def __len__(self) -> int:
+        """Batches this DDP rank reads per epoch (all its DataLoader workers together)."""
+        world = torch.distributed.get_world_size() if (
+            torch.distributed.is_available() and torch.distributed.is_initialized()) else 1
+        workers = max(self.num_workers, 1)
+        return math.ceil(self.samples_per_reader(world * workers) / self.batch_size) * workers
+
+    def samples_per_reader(self, readers: int) -> int:
+        return self.positions // readers if self.shuffle else math.ceil(self.positions / readers)
+
+    def _games(self, reader: int, readers: int, rng: np.random.Generator):
+        """This reader's games: shuffled each epoch and cycled when training."""
+        mine = self.game_ids[reader::readers]
+        while True:
+            yield from (rng.permutation(mine) if self.shuffle else mine)
+            if not self.shuffle:
+                return
+
+    def _positions(self, games):
+        n, c = self.cache.board_size, self.encoder.num_planes
+        for g in games:
+            black, white, moves = self.cache.game(int(g))
+            planes = np.zeros((len(moves), c, n, n), dtype=np.uint8)
+            targets = np.zeros(len(moves), dtype=np.int16)
+            status = encode_game(n, black, white, moves, int(self.cache.first_player[g]),
+                                 int(self.cache.rank_black[g]), int(self.cache.rank_white[g]),
+                                 self.encoder.encoder_id, planes, targets)
+            # The cache holds only games that replayed legally, so status is -1 here.
+            to_play = int(self.cache.first_player[g]) * np.where(np.arange(len(moves)) % 2 == 0, 1, -1)
+            values = (to_play * int(self.cache.winner[g])).astype(np.float32)
+            end = len(moves) if status == -1 else max(int(status), 0)
+            for i in range(end):
+                yield planes[i], int(targets[i]), values[i], to_play[i]
+
+    def __iter__(self):
+        reader, readers = _shard_info()
+        if self.shuffle:
+            # Fresh each epoch (torch's generator advances), reproducible under seed_everything.
+            base = int(torch.randint(2**31 - 1, ()).item()) if get_worker_info() is None else get_worker_info().seed
+            rng = np.random.default_rng([self.seed, reader, base % (2**32)])
+        else:
+            rng = np.random.default_rng([self.seed, reader])
+        count = self.samples_per_reader(readers)
+        stream = self._positions(self._games(reader, readers, rng))
+        if self.shuffle:
+            stream = _shuffled(stream, self.shuffle_buffer, rng)
+        yield from self._batches(stream, count, rng)
+
+    def _batches(self, stream, count: int, rng: np.random.Generator):
+        """Batches of ``batch_size`` from the first ``count`` items of ``stream``."""
+        n, c, size = self.cache.board_size, self.encoder.num_planes, self.batch_size
+        planes = np.empty((size, c, n, n), dtype=np.uint8)
+        targets = np.empty(size, dtype=np.int64)
+        values = np.empty(size, dtype=np.float32)
+        to_play = np.empty(size, dtype=np.int64)
+        k = 0
+        for i, (p, t, v, c) in enumerate(stream):
+            if i >= count:
+                break
+            planes[k], targets[k], values[k], to_play[k] = p, t, v, c
+            k += 1
+            if k == size:
+                yield self._finish(planes, targets, values, to_play, k, rng)
+                k = 0
+        if k:
+            yield self._finish(planes, targets, values, to_play, k, rng)
+
+    def _finish(self, planes, targets, values, to_play, k: int, rng: np.random.Generator) -> dict:
+        planes, targets = planes[:k].copy(), targets[:k].copy()
+        if self.augment:
+            n = self.cache.board_size
+            perms, inverse = permutations(n), inverse_permutations(n)
+            syms = rng.integers(NUM_SYMMETRIES, size=k)
+            for sym in np.unique(syms):
+                rows = np.flatnonzero(syms == sym)
+                flat = planes[rows].reshape(len(rows), -1, n * n)
+                planes[rows] = flat[:, :, perms[sym]].reshape(len(rows), -1, n, n)
+                board_moves = rows[targets[rows] < n * n]  # pass stays pass
+                targets[board_moves] = inverse[sym][targets[board_moves]]
+        return {"planes": torch.from_numpy(planes), "target": torch.from_numpy(targets),
+                "value": torch.from_numpy(values[:k].copy()), "to_play": torch.from_numpy(to_play[:k].copy())}
+
+
+def _shuffled(stream, size: int, rng: np.random.Generator):
+    """A shuffle buffer: yield a random held item as each new one arrives."""
+    buffer = []
+    for item in stream:
+        if len(buffer) < size:
+            buffer.append(item)
+            continue
+        j = int(rng.integers(size))
+        yield buffer[j]
+        buffer[j] = item
+    rng.shuffle(buffer)
+    yield from buffer
+
+
+# --------------------------------------------------------------------------------------
+# The DataModule
+
+
+class KGSDataModule(L.LightningDataModule):
+    """``data=kgs``: KGS (or any SGF) games -> batches of (planes, target, value).
+
+    ``prepare_data`` builds the game cache once per set of sources (reused while
+    the files are unchanged); ``setup`` memory-maps it and splits it by game.
+    """
+
+    def __init__(self, sources, *, game=None, encoder: str = "maddison", board_size: int | None = None,
+                 batch_size: int = 128, num_workers: int = 0, val_games: int = 30,
+                 test_games: int = 30, split_seed: int = 0, shuffle_buffer: int = 8192,
+                 augment: bool = True, cache_dir: str = "data/cache",
+                 download_dir: str = "data/downloads", seed: int = 0):
+        super().__init__()
+        # The board comes from the game config (one source of truth); board_size is for
+        # use without Hydra.
+        board_size = game.n if game is not None else (19 if board_size is None else board_size)
+        check([
+            (lambda: encoder in ENCODERS.keys(),
+             f"data.encoder={encoder!r}: valid choices are {', '.join(sorted(ENCODERS.keys()))}"),
+            (lambda: isinstance(board_size, int) and 9 <= board_size <= 19,
+             f"data.board_size={board_size!r} must be an int in 9..19"),
+            (lambda: isinstance(batch_size, int) and batch_size >= 1, f"data.batch_size={batch_size!r} must be >= 1"),
+            (lambda: isinstance(num_workers, int) and num_workers >= 0,
+             f"data.num_workers={num_workers!r} must be >= 0"),
+            (lambda: isinstance(val_games, int) and val_games >= 1, f"data.val_games={val_games!r} must be >= 1"),
+            (lambda: isinstance(test_games, int) and test_games >= 0,
+             f"data.test_games={test_games!r} must be >= 0"),
+            (lambda: isinstance(shuffle_buffer, int) and shuffle_buffer >= 1,
+             f"data.shuffle_buffer={shuffle_buffer!r} must be >= 1"),
+        ])
+        self.sources = list(sources) if not isinstance(sources, str) else [sources]
+        self.encoder = encoder
+        self.board_size = board_size
+        self.batch_size = batch_size
+        self.num_workers = num_workers
+        self.val_games = val_games
+        self.test_games = test_games
+        self.split_seed = split_seed
+        self.shuffle_buffer = shuffle_buffer
+        self.augment = augment
+        self.cache_dir = Path(cache_dir)
+        self.download_dir = Path(download_dir)
+        self.seed = seed
+        self.cache: GameCache | None = None
+        self.splits: dict[str, np.ndarray] = {}
+        self.summary: dict = {}
+
+    @property
+    def num_planes(self) -> int:
+        return ENCODERS[self.encoder].num_planes
+
+    def cache_folder(self) -> Path:
+        paths = resolve_sources(self.sources, self.download_dir)
+        return self.cache_dir / f"kgs-{cache_key(paths, self.board_size)}"
+
+    def prepare_data(self) -> None:
+        paths = resolve_sources(self.sources, self.download_dir)
+        folder = self.cache_dir / f"kgs-{cache_key(paths, self.board_size)}"
+        if (folder / "summary.json").exists():
+            return
+        build_cache(paths, folder, self.board_size)
+
+    def setup(self, stage: str | None = None) -> None:
+        if self.cache is not None:
+            return
+        folder = self.cache_folder()
+        if not (folder / "summary.json").exists():  # setup() without prepare_data()
+            self.prepare_data()
+        self.summary = json.loads((folder / "summary.json").read_text())
+        self.cache = GameCache.load(folder, self.board_size)
+        g = self.cache.num_games
+        if g < self.val_games + self.test_games + 1:
+            raise ConfigError(f"the sources hold {g} usable games: too few for data.val_games="
+                              f"{self.val_games} + data.test_games={self.test_games} + training games")
+        self.splits = split_games(g, self.val_games, self.test_games, self.split_seed)
+
+    def dataset(self, split: str) -> GamePositions:
+        train = split == "train"
+        return GamePositions(self.cache, self.splits[split], self.encoder, shuffle=train,
+                             augment=train and self.augment, shuffle_buffer=self.shuffle_buffer,
+                             batch_size=self.batch_size, seed=self.seed, num_workers=self.num_workers)
+
+    def _loader(self, split: str) -> DataLoader:
+        return DataLoader(self.dataset(split), batch_size=None, num_workers=self.num_workers,
+                          persistent_workers=False, pin_memory=torch.cuda.is_available())
+
+    def train_dataloader(self) -> DataLoader:
+        return self._loader("train")
+
+    def val_dataloader(self) -> DataLoader:
+        return self._loader("val")
+
+    def test_dataloader(self) -> DataLoader:
+        if not len(self.splits["test"]):
+            raise ConfigError("data.test_games=0: there is no test split to evaluate")
+        return self._loader("test")

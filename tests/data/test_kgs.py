@@ -1,0 +1,191 @@
+"""data=kgs: game cache, split by game, streaming shards, symmetries, downloads, errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tarfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from stonelab.data import kgs
+from stonelab.data.kgs import GamePositions, KGSDataModule, split_games
+from stonelab.errors import ConfigError, StonelabError
+from stonelab.features.maddison import OFFSETS
+
+SAMPLE = Path(__file__).resolve().parents[2] / "data" / "kgs"
+
+
+@pytest.fixture(scope="module")
+def games_dir(tmp_path_factory) -> Path:
+    """24 committed sample games (including handicap games) in a folder of their own."""
+    folder = tmp_path_factory.mktemp("sgf")
+    for f in sorted(SAMPLE.glob("*.sgf"))[:24]:
+        shutil.copy(f, folder / f.name)
+    return folder
+
+
+def module(games_dir, tmp_path, **kw) -> KGSDataModule:
+    args = dict(cache_dir=str(tmp_path / "cache"), val_games=4, test_games=4, batch_size=32,
+                shuffle_buffer=256)
+    args.update(kw)
+    return KGSDataModule([str(games_dir)], **args)
+
+
+def test_cache_is_built_once_and_reused(games_dir, tmp_path, capsys):
+    dm = module(games_dir, tmp_path)
+    dm.prepare_data()
+    folders = list((tmp_path / "cache").iterdir())
+    assert len(folders) == 1
+    summary = json.loads((folders[0] / "summary.json").read_text())
+    assert summary["games_cached"] == 24
+    assert summary["cache_bytes_per_position"] < 8  # games, not planes: ~2 bytes a position
+    stamp = (folders[0] / "moves.npy").stat().st_mtime_ns
+    KGSDataModule([str(games_dir)], cache_dir=str(tmp_path / "cache")).prepare_data()
+    assert (folders[0] / "moves.npy").stat().st_mtime_ns == stamp
+    # Another encoder reads the same cache (features are computed on the fly) ...
+    other = KGSDataModule([str(games_dir)], encoder="simple4", cache_dir=str(tmp_path / "cache"))
+    assert other.cache_folder() == folders[0]
+    # ... but other sources get their own.
+    one = KGSDataModule([str(sorted(games_dir.glob("*.sgf"))[0])], cache_dir=str(tmp_path / "cache"))
+    assert one.cache_folder() != folders[0]
+
+
+def test_cache_replays_the_sgf_moves(games_dir, tmp_path):
+    from stonelab.data.sgf import load_games
+
+    dm = module(games_dir, tmp_path)
+    dm.setup()
+    records = load_games([str(games_dir)]).games
+    for g, record in enumerate(records):
+        black, white, moves = dm.cache.game(g)
+        assert list(moves) == [p for _, p in record.moves]
+        assert tuple(black) == record.setup_black and tuple(white) == record.setup_white
+        assert dm.cache.first_player[g] == record.first_player
+        assert dm.cache.winner[g] == record.winner
+
+
+def test_splits_are_disjoint_games():
+    splits = split_games(100, 10, 5, seed=3)
+    assert [len(splits[k]) for k in ("train", "val", "test")] == [85, 10, 5]
+    union = np.concatenate(list(splits.values()))
+    assert len(np.unique(union)) == 100
+    again = split_games(100, 10, 5, seed=3)
+    assert all(np.array_equal(splits[k], again[k]) for k in splits)
+
+
+def test_evaluation_stream_reads_every_position_once(games_dir, tmp_path):
+    dm = module(games_dir, tmp_path, encoder="simple4")
+    dm.setup()
+    ds = dm.dataset("val")
+    targets = torch.cat([b["target"] for b in ds])
+    assert len(targets) == ds.positions
+    _, _, moves = zip(*(dm.cache.game(int(g)) for g in dm.splits["val"]))
+    assert targets.tolist() == [int(m) for game in moves for m in game]
+
+
+def test_workers_split_the_games_and_yield_equal_counts(games_dir, tmp_path):
+    dm = module(games_dir, tmp_path, encoder="simple4", num_workers=2)
+    dm.setup()
+    loader = dm.train_dataloader()
+    batches = list(loader)
+    sizes = [len(b["target"]) for b in batches]
+    assert len(batches) == len(loader)
+    per_worker = dm.dataset("train").samples_per_reader(2)
+    assert sum(sizes) == 2 * per_worker
+
+
+def test_training_batches_shapes_and_symmetries(games_dir, tmp_path):
+    dm = module(games_dir, tmp_path)
+    dm.setup()
+    batch = next(iter(dm.train_dataloader()))
+    planes, targets, values = batch["planes"], batch["target"], batch["value"]
+    assert set(batch["to_play"].unique().tolist()) <= {-1, 1}
+    assert planes.shape == (32, 36, 19, 19) and planes.dtype == torch.uint8
+    assert targets.dtype == torch.int64 and values.shape == (32,)
+    assert set(values.unique().tolist()) <= {-1.0, 0.0, 1.0}
+    # Whatever symmetry was drawn, the expert's move lands on a legal empty point.
+    flat = planes.reshape(32, 36, -1)
+    for i, t in enumerate(targets.tolist()):
+        if t < 361:
+            assert flat[i, OFFSETS["stones"] + 2, t] == 1  # empty
+            assert flat[i, OFFSETS["legal"], t] == 1
+
+
+def test_augmentation_moves_target_with_the_stones(games_dir, tmp_path):
+    from stonelab.games.symmetry import transform_planes
+
+    dm = module(games_dir, tmp_path, encoder="simple4")
+    dm.setup()
+    ds = dm.dataset("val")
+    batch = next(iter(ds))
+    planes, targets = batch["planes"], batch["target"]
+    ds.augment = True
+    rng = np.random.default_rng(0)
+    out = ds._finish(planes.numpy().copy(), targets.numpy().copy(), batch["value"].numpy().copy(),
+                     batch["to_play"].numpy().copy(), len(targets), rng)
+    aug_planes, aug_targets = out["planes"], out["target"]
+    syms = np.random.default_rng(0).integers(8, size=len(targets))
+    for i in range(len(targets)):
+        expected = transform_planes(planes[i].numpy(), int(syms[i]))
+        np.testing.assert_array_equal(aug_planes[i].numpy(), expected)
+        if targets[i] < 361:
+            one_hot = np.zeros(361, np.uint8)
+            one_hot[targets[i]] = 1
+            moved = transform_planes(one_hot.reshape(1, 19, 19), int(syms[i])).reshape(-1)
+            assert aug_targets[i] == int(np.flatnonzero(moved)[0])
+        else:
+            assert aug_targets[i] == 361
+
+
+def test_reads_u_go_net_archives_as_downloaded(tmp_path):
+    archive = tmp_path / "KGS-2099-19-3-.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for f in sorted(SAMPLE.glob("*.sgf"))[:3]:
+            tar.add(f, arcname=f"kgs-19-2099/{f.name}")
+    dm = KGSDataModule([str(archive)], cache_dir=str(tmp_path / "cache"), val_games=1, test_games=1)
+    dm.setup()
+    assert dm.cache.num_games == 3
+
+
+def test_download_from_the_index_page(tmp_path):
+    # The u-go.net page lists archives as <a href="...tar.gz">; a file:// copy stands in here.
+    site = tmp_path / "site"
+    site.mkdir()
+    archive = site / "KGS-2099-19-2-.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for f in sorted(SAMPLE.glob("*.sgf"))[:2]:
+            tar.add(f, arcname=f"kgs-19-2099/{f.name}")
+    (site / "index.html").write_text(
+        '<html><a href="KGS-2099-19-2-.tar.gz">.tar.gz</a> <a href="other.zip">zip</a></html>')
+    urls = kgs.ugo_archive_urls((site / "index.html").as_uri())
+    assert urls == [archive.as_uri()]
+    paths = kgs.download(urls, tmp_path / "downloads")
+    assert paths[0].read_bytes() == archive.read_bytes()
+    stamp = paths[0].stat().st_mtime_ns
+    kgs.download(urls, tmp_path / "downloads")  # already there: not fetched again
+    assert paths[0].stat().st_mtime_ns == stamp
+    # A URL in data.sources is downloaded, then read like any archive.
+    local = kgs.resolve_sources([archive.as_uri()], tmp_path / "dl2")
+    assert local[0].read_bytes() == archive.read_bytes()
+
+
+def test_bad_input_is_named(games_dir, tmp_path):
+    with pytest.raises(ConfigError, match="data.encoder='alphago'"):
+        KGSDataModule([str(games_dir)], encoder="alphago")
+    with pytest.raises(ConfigError, match="data.sources is empty"):
+        kgs.resolve_sources([], tmp_path)
+    with pytest.raises(StonelabError, match="no such file"):
+        KGSDataModule([str(tmp_path / "nope")], cache_dir=str(tmp_path / "c")).prepare_data()
+    with pytest.raises(ConfigError, match="too few"):
+        module(games_dir, tmp_path, val_games=20, test_games=10).setup()
+    with pytest.raises(StonelabError, match="cannot download"):
+        kgs.download([(tmp_path / "missing.tar.gz").as_uri()], tmp_path / "dl")
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    (junk / "a.sgf").write_text("not an sgf")
+    with pytest.raises(StonelabError, match="no usable 19x19 games"):
+        KGSDataModule([str(junk)], cache_dir=str(tmp_path / "c2")).prepare_data()
