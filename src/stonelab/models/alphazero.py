@@ -30,13 +30,16 @@ from stonelab.search.mcts import Evaluator
 class AlphaZeroModule(L.LightningModule):
     def __init__(self, net: nn.Module, game: GomokuRules, *, lr: float = 2e-3,
                  weight_decay: float = 1e-4, kl_target: float = 0.02, epochs_per_step: int = 5,
-                 lr_multiplier_min: float = 0.1, lr_multiplier_max: float = 10.0):
+                 lr_multiplier_min: float = 0.1, lr_multiplier_max: float = 10.0,
+                 warmup_steps: int = 0):
         super().__init__()
         check([
             (lambda: lr > 0, f"model.lr={lr!r} must be > 0"),
             (lambda: weight_decay >= 0, f"model.weight_decay={weight_decay!r} must be >= 0"),
             (lambda: kl_target > 0, f"model.kl_target={kl_target!r} must be > 0"),
             (lambda: epochs_per_step >= 1, f"model.epochs_per_step={epochs_per_step!r} must be >= 1"),
+            (lambda: isinstance(warmup_steps, int) and warmup_steps >= 0,
+             f"model.warmup_steps={warmup_steps!r} must be an int >= 0"),
             (lambda: 0 < lr_multiplier_min <= lr_multiplier_max,
              f"model: need 0 < lr_multiplier_min ({lr_multiplier_min!r}) <= lr_multiplier_max "
              f"({lr_multiplier_max!r})"),
@@ -70,7 +73,7 @@ class AlphaZeroModule(L.LightningModule):
         opt = self.optimizers()
         hp = self.hparams
         for group in opt.param_groups:
-            group["lr"] = hp.lr * self.lr_multiplier
+            group["lr"] = self.current_lr()
         with torch.no_grad():
             old_log_p, _ = self.net(states)
         for _ in range(hp.epochs_per_step):
@@ -89,7 +92,7 @@ class AlphaZeroModule(L.LightningModule):
                 break
         if kl > 2 * hp.kl_target:
             self.lr_multiplier = max(hp.lr_multiplier_min, self.lr_multiplier / 1.5)
-        elif kl < hp.kl_target / 2:
+        elif kl < hp.kl_target / 2 and self.train_steps >= hp.warmup_steps:
             self.lr_multiplier = min(hp.lr_multiplier_max, self.lr_multiplier * 1.5)
         self.train_steps += 1
         with torch.no_grad():
@@ -98,10 +101,22 @@ class AlphaZeroModule(L.LightningModule):
             "train/loss": loss.detach(), "train/value_loss": value_loss.detach(),
             "train/policy_loss": policy_loss.detach(), "train/policy_entropy": entropy,
             "train/kl": kl, "train/lr_multiplier": self.lr_multiplier,
-            "train/lr": hp.lr * self.lr_multiplier,
+            "train/lr": self.current_lr(),
         }, on_step=True, on_epoch=False, prog_bar=False, batch_size=len(states))
         self.log("loss", loss.detach(), prog_bar=True, logger=False, batch_size=len(states))
         return loss.detach()
+
+    def current_lr(self) -> float:
+        """Base rate x KL multiplier, ramped up linearly over the first ``warmup_steps``.
+
+        Adam's first updates are about lr x sign(gradient) for every weight; on the
+        128-channel trunk that pushed all 4 ReLUs of the policy head below zero after
+        one step at the base rate (measured on 8x8), leaving a uniform policy for good.
+        The ramp lets Adam's moment estimates settle first. The KL rule does not raise
+        the multiplier during warmup.
+        """
+        ramp = min(1.0, (self.train_steps + 1) / self.hparams.warmup_steps) if self.hparams.warmup_steps else 1.0
+        return self.hparams.lr * self.lr_multiplier * ramp
 
     @contextmanager
     def evaluation_mode(self):
