@@ -39,3 +39,32 @@ def compose_train(overrides: list[str], output_dir: Path):
 @pytest.fixture
 def tiny_cfg(tmp_path):
     return lambda *overrides: compose_train(list(overrides), tmp_path)
+
+
+def go_sample(folder: Path, games: int = 12) -> Path:
+    """The first ``games`` committed KGS sample games, copied into ``folder``."""
+    import shutil
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for f in sorted((ROOT / "data" / "kgs").glob("*.sgf"))[:games]:
+        shutil.copy(f, folder / f.name)
+    return folder
+
+
+def tiny_go(model: str, tmp_path: Path, games: int = 12) -> list[str]:
+    """Overrides for a seconds-long supervised Go run of ``model`` on a few sample games."""
+    sgf = go_sample(tmp_path / "sgf", games)
+    return [
+        f"model={model}", "data=kgs", f"data.sources=[{sgf}]", f"data.cache_dir={tmp_path / 'cache'}",
+        "data.val_games=2", "data.test_games=2", "data.batch_size=16", "data.num_workers=0",
+        "data.shuffle_buffer=64", "trainer.max_epochs=1", "trainer.limit_train_batches=3",
+        "trainer.limit_val_batches=2", "trainer.limit_test_batches=2", "trainer.accelerator=cpu",
+        "callbacks.progress_bar=null",
+    ]
+
+
+def compose_go(model: str, overrides: list[str], tmp_path: Path):
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        return compose("train", overrides=[*tiny_go(model, tmp_path), f"paths.output_dir={tmp_path / 'out'}",
+                                           *overrides])

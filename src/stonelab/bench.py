@@ -9,6 +9,9 @@ Suites:
   kgs      positions/s of SGF parse + replay and of each Go feature encoder
            (one thread, features of every position of every game), and the
            game cache's bytes per position.
+  train    maddison_cnn training samples/s in the Lightning loop and in a plain
+           PyTorch loop over the same batches, and the share of time a Lightning
+           run on the KGS stream waits for data.
   pruning  moves expanded per node and neural-MCTS playouts/s, unpruned vs each
            candidate-restriction variant of seed 000's ablation, on the same
            fixed positions with the same (untrained, seeded) network.
@@ -138,6 +141,7 @@ def pruning_variants():
         "local5_threat": PruningConfig(window=5, threat_aware=True),
         "local4_threat": PruningConfig(window=4, threat_aware=True),
         "local4_top8": PruningConfig(window=4, threat_aware=True, top_k=8),
+        "local4_top8_within": PruningConfig(window=4, threat_aware=True, top_k=8, top_k_mode="within"),
         "local6_threat_space": PruningConfig(window=6, threat_space=True),
         "local6_adaptive": PruningConfig(window=6, threat_aware=True, adaptive=True),
     }
@@ -246,7 +250,105 @@ def suite_kgs(args) -> dict:
     return out
 
 
-SUITES = {"mcts": suite_mcts, "pruning": suite_pruning, "kgs": suite_kgs}
+class _StepTimes:
+    """A Lightning callback: when each training step started and ended."""
+
+    def __init__(self):
+        import lightning as L
+
+        class Recorder(L.Callback):
+            def __init__(self, outer):
+                self.outer = outer
+
+            def on_train_batch_start(self, trainer, module, batch, batch_idx):
+                self.outer.starts.append(time.perf_counter())
+
+            def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx):
+                self.outer.ends.append(time.perf_counter())
+
+        self.starts: list[float] = []
+        self.ends: list[float] = []
+        self.callback = Recorder(self)
+
+    def samples_per_s(self, batch_size: int, warmup: int) -> float:
+        return batch_size * (len(self.ends) - 1 - warmup) / (self.ends[-1] - self.ends[warmup])
+
+    def data_wait_fraction(self, warmup: int) -> float:
+        """Share of the time between steps spent outside the step (waiting for the next batch)."""
+        waits = [self.starts[i] - self.ends[i - 1] for i in range(warmup + 1, len(self.starts))]
+        total = self.ends[-1] - self.ends[warmup]
+        return sum(waits) / total
+
+
+def suite_train(args) -> dict:
+    """maddison_cnn training: Lightning loop vs a plain PyTorch loop on the same batches,
+    then a real Lightning run on the KGS stream to measure the time spent waiting for data."""
+    import tempfile
+    import warnings
+
+    import lightning as L
+    import torch
+    from torch.utils.data import DataLoader
+
+    from stonelab.data.kgs import KGSDataModule
+    from stonelab.games.go import GoRules
+    from stonelab.models.move_prediction import MovePredictionModule
+    from stonelab.models.nets.maddison import MaddisonNet
+
+    warnings.filterwarnings("ignore")
+    torch.set_num_threads(args.threads)
+    rules, steps, warmup = GoRules(19), args.steps, 2
+    with tempfile.TemporaryDirectory() as tmp:
+        data = KGSDataModule(args.sources, game=rules, encoder="maddison", batch_size=args.batch_size,
+                             num_workers=args.workers, val_games=1, test_games=0, cache_dir=tmp)
+        data.prepare_data()
+        data.setup()
+        batches = []
+        for batch in data.dataset("train"):
+            batches.append(batch)
+            if len(batches) == steps:
+                break
+
+        def module():
+            torch.manual_seed(0)
+            net = MaddisonNet(36, 19, depth=args.depth, filters=args.filters)
+            return MovePredictionModule(net, rules, encoder="maddison", batch_size=args.batch_size)
+
+        # Plain PyTorch: the same net, loss and optimizer, no Lightning.
+        plain = module()
+        opt = plain.configure_optimizers()
+        ends = []
+        for batch in batches:
+            opt.zero_grad()
+            logits = plain(batch["planes"], batch["to_play"])
+            keep = batch["target"] < 361
+            torch.nn.functional.cross_entropy(logits[keep], batch["target"][keep]).backward()
+            opt.step()
+            ends.append(time.perf_counter())
+        plain_rate = args.batch_size * (len(ends) - 1 - warmup) / (ends[-1] - ends[warmup])
+
+        def fit(loader, max_steps):
+            times = _StepTimes()
+            trainer = L.Trainer(max_steps=max_steps, accelerator="cpu", logger=False, enable_checkpointing=False,
+                                enable_progress_bar=False, enable_model_summary=False, limit_val_batches=0,
+                                callbacks=[times.callback], default_root_dir=tmp)
+            trainer.fit(module(), train_dataloaders=loader)
+            return times
+
+        lightning = fit(DataLoader(batches, batch_size=None), steps)
+        streamed = fit(data.train_dataloader(), steps)
+    return {
+        "model": f"maddison_cnn depth {args.depth} filters {args.filters}", "batch_size": args.batch_size,
+        "steps_timed": steps - 1 - warmup, "torch_threads": args.threads, "num_workers": args.workers,
+        "plain_samples_per_s": plain_rate,
+        "lightning_samples_per_s": lightning.samples_per_s(args.batch_size, warmup),
+        "lightning_overhead": 1 - lightning.samples_per_s(args.batch_size, warmup) / plain_rate,
+        "streamed_samples_per_s": streamed.samples_per_s(args.batch_size, warmup),
+        "data_wait_fraction": streamed.data_wait_fraction(warmup),
+    }
+
+
+SUITES = {"mcts": suite_mcts, "pruning": suite_pruning, "kgs": suite_kgs, "train": suite_train}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -264,7 +366,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch threads")
     parser.add_argument("--seconds", type=float, default=3.0, help="minimum time per pure-MCTS timing")
     parser.add_argument("--sources", nargs="+", default=["data/kgs"],
-                        help="SGF files, folders or archives (kgs)")
+                        help="SGF files, folders or archives (kgs, train)")
+    parser.add_argument("--steps", type=int, default=20, help="training steps per loop (train)")
+    parser.add_argument("--batch-size", type=int, default=128, help="(train)")
+    parser.add_argument("--depth", type=int, default=12, help="maddison_cnn layers (train)")
+    parser.add_argument("--filters", type=int, default=128, help="maddison_cnn filters (train)")
+    parser.add_argument("--workers", type=int, default=1, help="DataLoader workers (train)")
     args = parser.parse_args(argv)
     from stonelab.errors import StonelabError
 

@@ -6,6 +6,7 @@ import json
 import os
 import time
 
+import numpy as np
 import torch
 from omegaconf import DictConfig
 
@@ -69,7 +70,156 @@ def match(cfg: DictConfig) -> dict:
     return out
 
 
-TASKS = {"match": match}
+def predict(cfg: DictConfig) -> dict:
+    """Top-1/5/10 of a Go move predictor on every position of ``cfg.data.sources``."""
+    from pathlib import Path
+
+    from stonelab.data.kgs import GameCache, GamePositions, build_cache, cache_key, resolve_sources
+    from stonelab.games.go import GoRules
+    from stonelab.models.inference import net_from_checkpoint
+    from stonelab.models.move_prediction import accuracy_metrics
+
+    if not cfg.get("ckpt_path"):
+        raise ConfigError("ckpt_path=... is required: the checkpoint to evaluate")
+    if not cfg.data.get("sources"):
+        raise ConfigError("data.sources=[...] is required: the SGF files, folders or archives to score")
+    torch.set_num_threads(cfg.torch_threads or os.cpu_count() or 1)
+    device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    net, identity = net_from_checkpoint(load_checkpoint_file(cfg.ckpt_path), source=cfg.ckpt_path)
+    net.to(device)
+    rules = GoRules(identity["board_size"])
+    paths = resolve_sources(list(cfg.data.sources), Path(cfg.data.download_dir))
+    folder = Path(cfg.data.cache_dir) / f"kgs-{cache_key(paths, rules.n)}"
+    if not (folder / "summary.json").exists():
+        build_cache(paths, folder, rules.n)
+    cache = GameCache.load(folder, rules.n)
+    positions = GamePositions(cache, np.arange(cache.num_games), identity["encoder"], shuffle=False,
+                              augment=False, batch_size=cfg.data.batch_size)
+    metrics = accuracy_metrics(rules.num_actions, ignore_index=None)
+    passes_skipped, start = 0, time.perf_counter()
+    with torch.inference_mode():
+        for batch in positions:
+            out = net(batch["planes"].to(device).float(), batch["to_play"].to(device))
+            logits = (out["policy"] if isinstance(out, dict) else out).cpu()
+            target = batch["target"]
+            if logits.shape[1] == rules.num_points:  # no pass output: pass targets are not scored
+                keep = target < rules.num_points
+                passes_skipped += int((~keep).sum())
+                logits = torch.cat([logits[keep], torch.full((int(keep.sum()), 1), -torch.inf)], dim=1)
+                target = target[keep]
+            metrics.update(logits, target)
+    scores = {k: float(v) for k, v in metrics.compute().items()}
+    out = {"checkpoint": cfg.ckpt_path, "model": identity["model"], "sources": [str(p) for p in paths],
+           "games": cache.num_games, "positions_scored": positions.positions - passes_skipped,
+           "passes_not_scored": passes_skipped, **scores,
+           "seconds": round(time.perf_counter() - start, 1)}
+    print(f"{cfg.ckpt_path} on {cache.num_games} games ({out['positions_scored']} positions): "
+          + ", ".join(f"{k} {v:.4f}" for k, v in scores.items()))
+    path = os.path.join(cfg.paths.output_dir, "predict.json")
+    os.makedirs(cfg.paths.output_dir, exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(out, f, indent=2)
+    print(f"result: {path}")
+    return out
+
+
+def inspect(cfg: DictConfig) -> dict:
+    """Seed 001's Fig. 7 for one position: ``task=inspect ckpt_path=... sgf=FILE move=N``.
+
+    The position after the first N moves of the SGF file's first game (0: the start;
+    handicap stones included) is drawn as board | policy heatmap | belief map | value,
+    confidence, gate and top-5 moves, into ``<output_dir>/inspect_<game>_move<N>.png``
+    (and a .json of the same numbers). Any Go move predictor's checkpoint works; the
+    belief panels need model=belief_vit.
+    """
+    from pathlib import Path
+
+    from stonelab.data.sgf import read_games
+    from stonelab.errors import StonelabError
+    from stonelab.games.go import GoRules
+    from stonelab.models import figures
+    from stonelab.models.belief_vit import gate_moves
+    from stonelab.models.inference import MovePredictor, encode_states, net_from_checkpoint
+
+    if not cfg.get("ckpt_path"):
+        raise ConfigError("ckpt_path=... is required: the checkpoint to inspect")
+    if not cfg.get("sgf"):
+        raise ConfigError("sgf=FILE is required: the SGF game to inspect")
+    if cfg.get("move") is None:
+        raise ConfigError("move=N is required: the position after the game's first N moves (0: the start)")
+    checkpoint = load_checkpoint_file(cfg.ckpt_path)
+    net, identity = net_from_checkpoint(checkpoint, source=cfg.ckpt_path)
+    n = identity["board_size"]
+    sgf = Path(str(cfg.sgf))
+    if not sgf.is_file():
+        raise StonelabError(f"sgf={cfg.sgf}: no such file")
+    loaded = read_games(sgf.read_bytes(), str(sgf), board_size=n)
+    if not loaded.games:
+        reasons = ", ".join(sorted({s.reason for s in loaded.skips})) or "no game"
+        raise StonelabError(f"sgf={sgf}: no usable {n}x{n} game ({reasons})")
+    record = loaded.games[0]
+    try:
+        move = int(cfg.move)
+    except (TypeError, ValueError):
+        move = -1
+    if not 0 <= move <= len(record.moves):
+        raise ConfigError(f"move={cfg.move!r}: the game has {len(record.moves)} moves, choose 0..{len(record.moves)}")
+    rules = GoRules(n, komi=record.komi)
+    state = rules.new_state().setup(record.setup_black, record.setup_white)
+    state.to_play = record.first_player
+    for colour, point in record.moves[:move]:
+        state.to_play = colour  # as recorded (KGS handicap games repeat a colour)
+        state.play(point)
+    if move < len(record.moves):
+        state.to_play = record.moves[move][0]
+        played = record.moves[move][1]
+    else:
+        played = None
+    rank = record.rank_black_dan if state.to_play == 1 else record.rank_white_dan
+    predictor = MovePredictor(net, rules, identity["encoder"])
+    probs = predictor.probabilities([state], [rank])[0]  # illegal moves 0
+    planes = torch.from_numpy(encode_states([state], identity["encoder"], [rank])).float()
+    with torch.inference_mode():
+        out = net(planes, torch.tensor([state.to_play]))
+    view = {"belief": None, "value": None, "confidence": None, "gated_move": None,
+            "gate_threshold": None}
+    gate = (checkpoint.get(CHECKPOINT_KEY) or {}).get("gate")
+    if isinstance(out, dict) and "confidence" in out:
+        view["belief"] = torch.tanh(out["ownership"][0].float() / 2).numpy()
+        view["value"] = float(torch.tanh(out["value"][0].float() / 2))
+        view["confidence"] = float(torch.sigmoid(out["confidence"][0].float()))
+        if gate and gate.get("enabled", True):
+            moved, _, _ = gate_moves(torch.from_numpy(probs)[None].float(), torch.tensor([view["confidence"]]),
+                                     torch.from_numpy(view["belief"]).reshape(1, -1), threshold=gate["threshold"],
+                                     top_k=gate["top_k"], contested_weight=gate["contested_weight"])
+            view["gated_move"], view["gate_threshold"] = int(moved[0]), float(gate["threshold"])
+    title = (f"{sgf.name}: after {move} moves ({identity['model']}, "
+             f"{record.black_player or 'black'} vs {record.white_player or 'white'}, {record.result or '?'})")
+    fig = figures.position_view(state.board.copy(), state.to_play, probs, played=played, title=title, **view)
+    os.makedirs(cfg.paths.output_dir, exist_ok=True)
+    stem = os.path.join(cfg.paths.output_dir, f"inspect_{sgf.stem}_move{move}")
+    figures.save(fig, stem + ".png")
+    top = np.argsort(-probs, kind="stable")[:5]
+    result = {"checkpoint": cfg.ckpt_path, "model": identity["model"], "sgf": str(sgf), "move": move,
+              "to_play": "black" if state.to_play == 1 else "white",
+              "played": figures.move_name(played, n) if played is not None else None,
+              "top5": [[figures.move_name(int(m), n), float(probs[m])] for m in top],
+              "value": view["value"], "confidence": view["confidence"],
+              "gate_threshold": view["gate_threshold"],
+              "gated": view["gated_move"] is not None and int(view["gated_move"]) != int(top[0]),
+              "gated_move": figures.move_name(view["gated_move"], n) if view["gated_move"] is not None else None,
+              "png": stem + ".png"}
+    with open(stem + ".json", "w") as f:
+        json.dump(result, f, indent=2)
+    print(f"{sgf.name} after {move} moves: top-5 "
+          + ", ".join(f"{name} {p:.3f}" for name, p in result["top5"])
+          + (f"; value {result['value']:+.3f}, confidence {result['confidence']:.3f}" if view["value"] is not None
+             else ""))
+    print(f"figure: {stem}.png")
+    return result
+
+
+TASKS = {"match": match, "predict": predict, "inspect": inspect}
 
 
 def run(cfg: DictConfig) -> dict:

@@ -13,7 +13,8 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from stonelab.errors import ConfigError
-from stonelab.models.alphazero import check_identity, load_checkpoint_file
+from stonelab.models.alphazero import AlphaZeroModule
+from stonelab.models.identity import check_identity, load_checkpoint_file
 from stonelab.utils.checkpoint_io import AtomicCheckpointIO
 
 # AlphaZeroModule.training_step(dataloader_iter) is deliberate (see its comment).
@@ -28,6 +29,10 @@ def build(cfg: DictConfig):
     model = instantiate(cfg.model, game=game, _convert_="object")
     callbacks = [instantiate(c) for c in (cfg.get("callbacks") or {}).values() if c and "_target_" in c]
     loggers = [instantiate(c) for c in (cfg.get("logger") or {}).values() if c and "_target_" in c]
+    if not loggers:  # LearningRateMonitor refuses to run without a logger; logger=none is valid
+        from lightning.pytorch.callbacks import LearningRateMonitor
+
+        callbacks = [c for c in callbacks if not isinstance(c, LearningRateMonitor)]
     for cb in callbacks:  # a window larger than the board is refused before any self-play
         pruning = getattr(cb, "pruning", None)
         if pruning is not None:
@@ -49,7 +54,12 @@ def train(cfg: DictConfig) -> dict:
         lg.log_hyperparams(OmegaConf.to_container(cfg, resolve=True))
     start = time.perf_counter()
     trainer.fit(model, datamodule=datamodule, ckpt_path=cfg.get("ckpt_path"))
-    result = summarize(cfg, model, callbacks, trainer, time.perf_counter() - start)
+    fit_metrics = dict(trainer.callback_metrics)  # trainer.test replaces them with test/*
+    if hasattr(datamodule, "test_dataloader") and getattr(datamodule, "test_games", 0):
+        # Held-out games, scored with the best checkpoint on val (the last if none was kept).
+        best = trainer.checkpoint_callback.best_model_path if trainer.checkpoint_callback else ""
+        trainer.test(model, datamodule=datamodule, ckpt_path=best or None, verbose=False)
+    result = summarize(cfg, model, callbacks, trainer, time.perf_counter() - start, fit_metrics)
     if trainer.is_global_zero:
         path = os.path.join(cfg.paths.output_dir, "result.json")
         with open(path, "w") as f:
@@ -58,7 +68,7 @@ def train(cfg: DictConfig) -> dict:
     return result
 
 
-def summarize(cfg: DictConfig, model, callbacks, trainer, seconds: float) -> dict:
+def summarize(cfg: DictConfig, model, callbacks, trainer, seconds: float, fit_metrics: dict | None = None) -> dict:
     """The run's final numbers, as written to result.json (sweeps collect these)."""
     from hydra.core.hydra_config import HydraConfig
 
@@ -67,20 +77,26 @@ def summarize(cfg: DictConfig, model, callbacks, trainer, seconds: float) -> dic
 
     result = {
         "task_name": cfg.task_name, "game": model.game.name, "seconds": round(seconds, 1),
-        "rounds": model.rounds, "games_played": model.games_played, "train_steps": model.train_steps,
-        "pruning": OmegaConf.to_container(cfg.pruning, resolve=True) if "pruning" in cfg else None,
         "overrides": list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else [],
+        "world_size": trainer.world_size, "global_step": trainer.global_step,
+        "epochs": trainer.current_epoch,
     }
-    # Every DDP rank plays its own games; report them all.
-    games = trainer.strategy.reduce(torch.tensor(float(model.games_played)), reduce_op="sum")
-    result["games_played_all_ranks"] = int(games.item())
-    result["world_size"] = trainer.world_size
+    if isinstance(model, AlphaZeroModule):
+        result.update(rounds=model.rounds, games_played=model.games_played, train_steps=model.train_steps,
+                      pruning=OmegaConf.to_container(cfg.pruning, resolve=True) if "pruning" in cfg else None)
+        # Every DDP rank plays its own games; report them all.
+        games = trainer.strategy.reduce(torch.tensor(float(model.games_played)), reduce_op="sum")
+        result["games_played_all_ranks"] = int(games.item())
+    else:
+        result["parameters"] = sum(p.numel() for p in model.parameters())
+        result["best_checkpoint"] = trainer.checkpoint_callback.best_model_path if trainer.checkpoint_callback else None
     if trainer.world_size > 1:
         # DDP must keep every rank's weights identical; say so if it did not.
         flat = torch.cat([p.detach().flatten() for p in model.parameters()])
         gathered = trainer.strategy.all_gather(flat)
         result["ddp_weights_max_abs_diff"] = float((gathered - gathered[0]).abs().max())
-    metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if v.numel() == 1}
+    merged = {**(fit_metrics or {}), **trainer.callback_metrics}
+    metrics = {k: float(v) for k, v in merged.items() if v.numel() == 1}
     result["metrics"] = metrics
     for cb in callbacks:
         if isinstance(cb, SelfPlay):
@@ -98,3 +114,5 @@ def check_model_data(cfg: DictConfig) -> None:
     data_target = str(cfg.data.get("_target_", ""))
     if model_target.endswith("AlphaZeroModule") and not data_target.endswith("SelfPlayDataModule"):
         raise ConfigError("model=alphazero learns from self-play: use data=selfplay")
+    if not model_target.endswith("AlphaZeroModule") and data_target.endswith("SelfPlayDataModule"):
+        raise ConfigError(f"model {model_target.rsplit('.', 1)[-1]} learns from expert games: use data=kgs")

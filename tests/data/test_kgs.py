@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from stonelab.data import kgs
-from stonelab.data.kgs import GamePositions, KGSDataModule, split_games
+from stonelab.data.kgs import KGSDataModule, split_games
 from stonelab.errors import ConfigError, StonelabError
 from stonelab.features.maddison import OFFSETS
 
@@ -83,7 +83,7 @@ def test_evaluation_stream_reads_every_position_once(games_dir, tmp_path):
     ds = dm.dataset("val")
     targets = torch.cat([b["target"] for b in ds])
     assert len(targets) == ds.positions
-    _, _, moves = zip(*(dm.cache.game(int(g)) for g in dm.splits["val"]))
+    moves = [dm.cache.game(int(g))[2] for g in dm.splits["val"]]
     assert targets.tolist() == [int(m) for game in moves for m in game]
 
 
@@ -189,3 +189,73 @@ def test_bad_input_is_named(games_dir, tmp_path):
     (junk / "a.sgf").write_text("not an sgf")
     with pytest.raises(StonelabError, match="no usable 19x19 games"):
         KGSDataModule([str(junk)], cache_dir=str(tmp_path / "c2")).prepare_data()
+
+
+# --------------------------------------------------------------------------------------
+# The approximate end-of-game ownership (belief_vit's belief-map target)
+
+
+def test_playout_ownership_of_a_settled_board():
+    from stonelab.games.go_ownership import game_ownership
+
+    # Black walls off the left, white the right; column 4 is neutral. A lone white
+    # stone inside black's area is dead, a lone black stone in white's area too.
+    n = 9
+    black = [r * n + 3 for r in range(n)] + [4 * n + 7]
+    white = [r * n + 5 for r in range(n)] + [4 * n + 1]
+    own = game_ownership(n, sorted(black), sorted(white), [], 1, seed=0).reshape(n, n)
+    assert own.dtype == np.int8
+    assert (own[:, :4] == 1).all()
+    assert (own[:, 5:] == -1).all()
+    again = game_ownership(n, sorted(black), sorted(white), [], 1, seed=0)
+    np.testing.assert_array_equal(own.reshape(-1), again)  # seeded: the same cache every build
+    # Moves are replayed before the playouts: the same position reached by moves.
+    moves = []
+    for b, w in zip(black, white, strict=True):
+        moves += [b, w]
+    by_moves = game_ownership(n, [], [], moves, 1, seed=0).reshape(n, n)
+    assert (by_moves[:, :4] == 1).all() and (by_moves[:, 5:] == -1).all()
+
+
+def test_ownership_is_cached_and_streamed_from_the_side_to_move(games_dir, tmp_path):
+    dm = module(games_dir, tmp_path, encoder="simple4")
+    dm.setup()
+    cache = dm.cache
+    assert cache.ownership.shape == (24, 361) and cache.ownership.dtype == np.int8
+    assert set(np.unique(cache.ownership).tolist()) <= {-1, 0, 1}
+    assert dm.summary["ownership"]["approximate"] is True
+    assert dm.summary["ownership"]["decided_fraction"] > 0.3
+    assert dm.summary["cache_bytes_per_position"] < 8  # ownership adds n*n bytes a game, not a position
+    # Games that were scored: the winner owns more of the board (approximately!).
+    agree = [np.sign(cache.ownership[g].sum()) == cache.winner[g] for g in range(24) if cache.winner[g] != 0]
+    assert np.mean(agree) > 0.6
+    # The evaluation stream, in order: the first val game's map, from the side to move's view.
+    ds = dm.dataset("val")
+    batch = next(iter(ds))
+    g = int(dm.splits["val"][0])
+    assert batch["ownership"].shape == (32, 19, 19) and batch["ownership"].dtype == torch.float32
+    k = min(32, len(cache.game(g)[2]))
+    expected = cache.ownership[g].reshape(19, 19)[None] * batch["to_play"][:k, None, None].numpy()
+    np.testing.assert_array_equal(batch["ownership"][:k].numpy(), expected)
+    # Training batches carry it too.
+    train = next(iter(dm.train_dataloader()))
+    assert train["ownership"].shape == (32, 19, 19)
+
+
+def test_augmentation_turns_the_ownership_with_the_stones(games_dir, tmp_path):
+    from stonelab.games.symmetry import transform_planes
+
+    dm = module(games_dir, tmp_path, encoder="simple4")
+    dm.setup()
+    ds = dm.dataset("val")
+    batch = next(iter(ds))
+    k = len(batch["target"])
+    own = batch["ownership"].numpy().reshape(k, 361).astype(np.int8)
+    ds.augment = True
+    out = ds._finish(batch["planes"].numpy().copy(), batch["target"].numpy().copy(), batch["value"].numpy().copy(),
+                     batch["to_play"].numpy().copy(), k, np.random.default_rng(0), own.copy())
+    syms = np.random.default_rng(0).integers(8, size=k)
+    for i in range(k):
+        np.testing.assert_array_equal(out["planes"][i].numpy(), transform_planes(batch["planes"][i].numpy(), int(syms[i])))
+        expected = transform_planes(batch["ownership"][i].numpy()[None], int(syms[i]))[0]
+        np.testing.assert_array_equal(out["ownership"][i].numpy(), expected)

@@ -494,6 +494,35 @@ def test_top_k_union_without_window_is_top_k_plus_threats():
     assert points(mask, 9) == {(4, 4)}
 
 
+def test_top_k_within_keeps_the_best_window_moves_only():
+    rng = np.random.default_rng(4)
+    n = 9
+    for _ in range(10):
+        board = random_board(rng, n, 0.2)
+        priors = rng.random(n * n).astype(np.float32)
+        window = candidates(R9, board, BLACK, PruningConfig(window=5), priors)
+        within, count = run_kernel(board, n, 5, BLACK, PruningConfig(window=5, top_k=4, top_k_mode="within"),
+                                   priors)
+        inside = np.flatnonzero(window)
+        best = inside[np.argsort(-priors[inside], kind="stable")[:4]]
+        assert set(np.flatnonzero(within)) == set(best.tolist())
+        assert count == within.sum() == min(4, len(inside))
+
+
+def test_top_k_within_never_cuts_a_threat_exception():
+    priors = np.zeros(81, np.float32)
+    priors[40] = 1.0  # the centre is the only high prior; the win and the block have prior 0
+    mask = candidates(R9, WIN_BLOCK, BLACK, PruningConfig(window=3, top_k=1, top_k_mode="within",
+                                                          threat_aware=True), priors)
+    assert {(0, 4), (4, 8)} <= points(mask, 9)
+    assert len(points(mask, 9)) == 3
+
+
+def test_top_k_within_needs_a_window():
+    with pytest.raises(PruningConfigError, match="top_k_mode=within needs pruning.window"):
+        PruningConfig(top_k=8, top_k_mode="within")
+
+
 # --- disabled config and invariants -------------------------------------------------------------
 
 

@@ -5,7 +5,9 @@ globs of ``.sgf``, or the whole u-go.net archive list when online) -> a compact
 game cache -> positions streamed with features computed on the fly.
 
 The cache stores games, not positions: per game its setup stones, moves (int16,
-pass = n*n), ranks, result and komi, about 2 bytes per position. Features are
+pass = n*n), ranks, result, komi and an approximate end-of-game ownership map (int8
+[n*n], random playouts from the final position: `stonelab.games.go_ownership`),
+about 4 bytes per position. Features are
 computed while streaming by replaying each game in numba (`features.encode_game`,
 ~70,000 maddison positions/s per core), which is why the cache key holds the
 sources, the board size and the cache format, but not the encoder: one cache
@@ -37,7 +39,7 @@ from stonelab.errors import ConfigError, StonelabError, check
 from stonelab.features import ENCODERS, encode_game
 from stonelab.games.symmetry import NUM_SYMMETRIES, inverse_permutations, permutations
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: + ownership (OWNERSHIP_PLAYOUTS playouts per game)
 UGO_INDEX_URL = "https://u-go.net/gamerecords/"
 UGO_SOURCE = "u-go.net"  # a data.sources entry meaning: every archive on UGO_INDEX_URL
 
@@ -54,7 +56,10 @@ class GameCache:
     setup int16 [total setup stones] with setup_offsets int64 [G + 1] and
     setup_colour int8 (+1 black, -1 white), first_player int8 [G],
     rank_black / rank_white int8 [G] (dan 1..9, 0 unknown or kyu),
-    winner int8 [G] (+1 black, -1 white, 0 unknown), komi float32 [G].
+    winner int8 [G] (+1 black, -1 white, 0 unknown), komi float32 [G],
+    ownership int8 [G, n*n]: APPROXIMATE owner of each point at the game's end (+1 black,
+    -1 white, 0 unclear), from random playouts of the final position (see
+    `stonelab.games.go_ownership`; resigned games are scored from where they stopped).
     """
 
     board_size: int
@@ -68,9 +73,10 @@ class GameCache:
     rank_white: np.ndarray
     winner: np.ndarray
     komi: np.ndarray
+    ownership: np.ndarray
 
     ARRAYS = ("moves", "move_offsets", "setup", "setup_offsets", "setup_colour", "first_player",
-              "rank_black", "rank_white", "winner", "komi")
+              "rank_black", "rank_white", "winner", "komi", "ownership")
 
     @property
     def num_games(self) -> int:
@@ -109,6 +115,7 @@ class _CacheWriter:
         self.moves: list[np.ndarray] = []
         self.setups: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
         self.fields: list[tuple[int, int, int, int, float]] = []
+        self.ownership: list[np.ndarray] = []
         self.skipped: Counter = Counter()
 
     def add(self, record) -> None:
@@ -119,7 +126,13 @@ class _CacheWriter:
         if colours != expected:
             self.skipped["colours_not_alternating"] += 1
             return
-        self.moves.append(np.array([p for _, p in record.moves], dtype=np.int16))
+        from stonelab.games.go_ownership import game_ownership
+
+        moves = np.array([p for _, p in record.moves], dtype=np.int16)
+        # Seeded by the game's index: the same sources always give the same cache.
+        self.ownership.append(game_ownership(self.n, record.setup_black, record.setup_white, moves,
+                                             record.first_player, seed=len(self.moves)))
+        self.moves.append(moves)
         self.setups.append((record.setup_black, record.setup_white))
         self.fields.append((record.first_player, record.rank_black_dan, record.rank_white_dan,
                             record.winner, record.komi))
@@ -138,7 +151,9 @@ class _CacheWriter:
             setup_colour=np.concatenate(colour) if colour else np.zeros(0, np.int8),
             first_player=fields[:, 0].astype(np.int8), rank_black=fields[:, 1].astype(np.int8),
             rank_white=fields[:, 2].astype(np.int8), winner=fields[:, 3].astype(np.int8),
-            komi=fields[:, 4].astype(np.float32))
+            komi=fields[:, 4].astype(np.float32),
+            ownership=(np.stack(self.ownership) if self.ownership
+                       else np.zeros((0, self.n * self.n), np.int8)).astype(np.int8))
 
 
 def resolve_sources(sources, download_dir: Path) -> list[Path]:
@@ -203,6 +218,11 @@ def build_cache(paths: list[Path], folder: Path, board_size: int, *, progress: b
                    board_size=board_size, format=CACHE_FORMAT,
                    sources=[str(p) for p in paths])
     summary["cache_bytes_per_position"] = summary["cache_bytes"] / max(summary["positions"], 1)
+    from stonelab.games.go_ownership import OWNERSHIP_PLAYOUTS, OWNERSHIP_THRESHOLD
+
+    summary["ownership"] = {"approximate": True, "playouts": OWNERSHIP_PLAYOUTS,
+                            "threshold": OWNERSHIP_THRESHOLD,
+                            "decided_fraction": float(np.abs(cache.ownership).mean()) if cache.num_games else 0.0}
     tmp = folder.with_name(folder.name + f".tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     cache.save(tmp)
@@ -303,7 +323,10 @@ class GamePositions(IterableDataset):
     Yields whole batches (so the DataLoader runs with batch_size=None), dicts of
     planes uint8 [B, C, n, n], target int64 [B] (0..n*n, pass = n*n), value
     float32 [B] (the game's result for the side to move: +1 won, -1 lost, 0
-    unknown) and to_play int64 [B] (+1 black, -1 white).
+    unknown), to_play int64 [B] (+1 black, -1 white) and ownership float32
+    [B, n, n]: the cache's APPROXIMATE end-of-game owner of each point from the side
+    to move's view (+1 own, -1 opponent's, 0 unclear), turned by the same symmetry
+    as the planes.
     """
 
     def __init__(self, cache: GameCache, game_ids: np.ndarray, encoder: str, *, shuffle: bool,
@@ -351,8 +374,9 @@ class GamePositions(IterableDataset):
             to_play = int(self.cache.first_player[g]) * np.where(np.arange(len(moves)) % 2 == 0, 1, -1)
             values = (to_play * int(self.cache.winner[g])).astype(np.float32)
             end = len(moves) if status == -1 else max(int(status), 0)
+            ownership = np.array(self.cache.ownership[g])  # black's view, int8 [n*n]
             for i in range(end):
-                yield planes[i], int(targets[i]), values[i], to_play[i]
+                yield planes[i], int(targets[i]), values[i], to_play[i], ownership
 
     def __iter__(self):
         reader, readers = _shard_info()
@@ -375,32 +399,42 @@ class GamePositions(IterableDataset):
         targets = np.empty(size, dtype=np.int64)
         values = np.empty(size, dtype=np.float32)
         to_play = np.empty(size, dtype=np.int64)
+        ownership = np.empty((size, n * n), dtype=np.int8)
         k = 0
-        for i, (p, t, v, c) in enumerate(stream):
+        for i, (p, t, v, c, o) in enumerate(stream):
             if i >= count:
                 break
             planes[k], targets[k], values[k], to_play[k] = p, t, v, c
+            ownership[k] = o if c == 1 else -o  # the side to move's view
             k += 1
             if k == size:
-                yield self._finish(planes, targets, values, to_play, k, rng)
+                yield self._finish(planes, targets, values, to_play, k, rng, ownership)
                 k = 0
         if k:
-            yield self._finish(planes, targets, values, to_play, k, rng)
+            yield self._finish(planes, targets, values, to_play, k, rng, ownership)
 
-    def _finish(self, planes, targets, values, to_play, k: int, rng: np.random.Generator) -> dict:
+    def _finish(self, planes, targets, values, to_play, k: int, rng: np.random.Generator,
+                ownership: np.ndarray | None = None) -> dict:
+        """The batch of the first ``k`` rows; ``ownership`` int8 [>= k, n*n] (side to move's view)."""
+        n = self.cache.board_size
         planes, targets = planes[:k].copy(), targets[:k].copy()
+        own = ownership[:k].copy() if ownership is not None else None
         if self.augment:
-            n = self.cache.board_size
             perms, inverse = permutations(n), inverse_permutations(n)
             syms = rng.integers(NUM_SYMMETRIES, size=k)
             for sym in np.unique(syms):
                 rows = np.flatnonzero(syms == sym)
                 flat = planes[rows].reshape(len(rows), -1, n * n)
                 planes[rows] = flat[:, :, perms[sym]].reshape(len(rows), -1, n, n)
+                if own is not None:  # the ownership map turns with the stones
+                    own[rows] = own[rows][:, perms[sym]]
                 board_moves = rows[targets[rows] < n * n]  # pass stays pass
                 targets[board_moves] = inverse[sym][targets[board_moves]]
-        return {"planes": torch.from_numpy(planes), "target": torch.from_numpy(targets),
-                "value": torch.from_numpy(values[:k].copy()), "to_play": torch.from_numpy(to_play[:k].copy())}
+        batch = {"planes": torch.from_numpy(planes), "target": torch.from_numpy(targets),
+                 "value": torch.from_numpy(values[:k].copy()), "to_play": torch.from_numpy(to_play[:k].copy())}
+        if own is not None:
+            batch["ownership"] = torch.from_numpy(own.reshape(k, n, n).astype(np.float32))
+        return batch
 
 
 def _shuffled(stream, size: int, rng: np.random.Generator):

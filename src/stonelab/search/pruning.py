@@ -52,6 +52,11 @@ The candidate set, step by step (``w`` = ``window``):
      makes an open four or an open three for ``to_play``, or that the
      opponent could use to make one (block).
 
+   Top-k "within" (``top_k > 0``, ``top_k_mode="within"``, needs a window):
+   before the exceptions are added, the window's set is cut to its ``top_k``
+   highest-prior moves (ties: lowest index); the exceptions are then added
+   in full, so a must-block outside the top-k is never lost. This reads
+   seed 000's "local 4x4 + top-8" as top-8 inside the window.
 5. Top-k "union" (``top_k > 0``, ``top_k_mode="union"``): the ``top_k``
    highest-prior legal moves are added.
 
@@ -86,13 +91,14 @@ P_THREAT_SPACE = 2    # 1: also open fours / open threes (made or blocked)
 P_ADAPTIVE = 3        # 1: widen the window in tactical positions
 P_ADAPTIVE_STEP = 4   # cells added to the window side when tactical
 P_TOP_K = 5           # 0 = off
-P_TOP_K_MODE = 6      # TOP_K_UNION or TOP_K_ALONE
+P_TOP_K_MODE = 6      # TOP_K_UNION, TOP_K_ALONE or TOP_K_WITHIN
 P_FALLBACK = 7        # 1: fall back to all legal moves
 NUM_PARAMS = 8
 
 TOP_K_UNION = 0
 TOP_K_ALONE = 1
-TOP_K_MODES = {"union": TOP_K_UNION, "alone": TOP_K_ALONE}
+TOP_K_WITHIN = 2
+TOP_K_MODES = {"union": TOP_K_UNION, "alone": TOP_K_ALONE, "within": TOP_K_WITHIN}
 
 # Shape codes returned by `shape_after`, weakest first.
 SHAPE_NONE = 0
@@ -121,7 +127,8 @@ class PruningConfig:
     adaptive: widen the window by ``adaptive_step`` in tactical positions
       (needs a window).
     top_k: keep the ``top_k`` highest-prior legal moves (0 = off).
-    top_k_mode: "union" (local/threat set united with top-k) or "alone"
+    top_k_mode: "union" (local/threat set united with top-k), "within" (the
+      top-k of the window's moves, then the threat exceptions) or "alone"
       (top-k only; window, adaptive and threat options are ignored).
     fallback: use all legal moves when the board is not larger than the
       window or the window holds no legal move.
@@ -152,6 +159,9 @@ class PruningConfig:
         if not _is_int(self.adaptive_step) or self.adaptive_step < 1:
             raise PruningConfigError(
                 f"pruning.adaptive_step={self.adaptive_step!r} must be an integer >= 1")
+        if k > 0 and self.top_k_mode == "within" and w == 0:
+            raise PruningConfigError(
+                "pruning.top_k_mode=within needs pruning.window >= 1 (top-k of the window's moves)")
         if self.adaptive and w == 0:
             raise PruningConfigError(
                 "pruning.adaptive=true needs pruning.window >= 1 (it widens the window)")
@@ -284,6 +294,36 @@ def _add_top_k(board, priors, top_k, out):
 
 
 @njit(cache=True, nogil=True)
+def _keep_top_k(priors, top_k, out):
+    """Keep only the ``top_k`` highest-prior marked points of ``out`` (ties: lowest index)."""
+    kept = np.zeros(out.shape[0], dtype=np.bool_)
+    last_p = np.inf
+    last_a = -1
+    count = 0
+    for _ in range(top_k):
+        best = -1
+        best_p = -np.inf
+        for a in range(out.shape[0]):
+            if not out[a]:
+                continue
+            p = priors[a]
+            if p > last_p or (p == last_p and a <= last_a):
+                continue
+            if best < 0 or p > best_p:
+                if p == p:  # not NaN
+                    best = a
+                    best_p = p
+        if best < 0:
+            break
+        kept[best] = True
+        count += 1
+        last_p = best_p
+        last_a = best
+    out[:] = kept
+    return count
+
+
+@njit(cache=True, nogil=True)
 def _window_origin(board, n, w):
     """Top-left (row, col) of the ``w``-wide window around the rounded centroid, clipped."""
     m = 0
@@ -341,6 +381,8 @@ def candidate_mask(board, n, k, to_play, priors, params, out):
                     count += 1
         if fallback and count == 0:
             return _fill_legal(board, out)
+        if top_k > 0 and params[P_TOP_K_MODE] == TOP_K_WITHIN and count > top_k:
+            count = _keep_top_k(priors, top_k, out)
 
     if params[P_THREAT_AWARE] != 0:
         space = params[P_THREAT_SPACE] != 0
@@ -357,7 +399,7 @@ def candidate_mask(board, n, k, to_play, priors, params, out):
                 out[a] = True
                 count += 1
 
-    if top_k > 0:
+    if top_k > 0 and params[P_TOP_K_MODE] == TOP_K_UNION:
         count += _add_top_k(board, priors, top_k, out)
     return count
 

@@ -123,8 +123,8 @@ class SelfPlaySlots:
         self.moves = [list(m) for m in state["moves"]]
         self.records = [
             [] if planes is None else
-            [(p, pi, int(mv)) for p, pi, mv in zip(planes.numpy(), policies.numpy(), movers)]
-            for planes, policies, movers in zip(state["planes"], state["policies"], state["movers"])]
+            [(p, pi, int(mv)) for p, pi, mv in zip(planes.numpy(), policies.numpy(), movers, strict=True)]
+            for planes, policies, movers in zip(state["planes"], state["policies"], state["movers"], strict=True)]
         return 0
 
 

@@ -1,0 +1,307 @@
+"""Approximate end-of-game ownership of a Go game, by random playouts (numba).
+
+Used at KGS cache-build time (`stonelab.data.kgs`) to give ``model=belief_vit`` its
+belief-map target. From the game's final position (setup stones and every move
+replayed; most KGS games end by resignation or time, so that position is often far
+from settled), ``playouts`` random games are played to the end with a light policy:
+capture an enemy chain in atari when one exists, else play a uniformly random legal
+move that neither fills one's own single-point eye (an empty point whose on-board
+neighbours are all its stones and whose diagonals hold at most one enemy stone, none
+on the edge) nor puts one's own chain in self-atari. Each finished playout is scored
+point by point with Tromp-Taylor rules (a stone belongs to its colour; an empty region
+belongs to the only colour it reaches), and the per-point mean over playouts is kept.
+Then the final position itself is scored: stones whose mean favours the other colour
+are taken off as dead, and the cleaned board is scored with Tromp-Taylor rules; points
+that this leaves undecided (empty regions reaching both colours) take the sign of their
+playout mean when ``|mean| >= threshold``, else 0. Result: +1 black, -1 white, 0 unclear.
+
+This is an APPROXIMATION of the real result: random playouts misjudge seki,
+large unsettled groups and anything that needs reading, and a resigned game's
+final position is not its end. It is a cheap, deterministic (seeded) stand-in for
+a dead-stone list from a strong engine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from stonelab.games.go import (
+    BLACK,
+    EMPTY,
+    I_OVER,
+    I_PASSES,
+    I_TO_PLAY,
+    OK,
+    WHITE,
+    copy_arrays,
+    legal_reason,
+    new_arrays,
+    play,
+    play_unchecked,
+    setup,
+)
+
+OWNERSHIP_PLAYOUTS = 32  # part of the KGS cache format: change it and bump kgs.CACHE_FORMAT
+OWNERSHIP_THRESHOLD = 0.5  # |mean ownership| below this is "unclear" (0): fewer than 75% agree
+
+
+@njit(cache=True, nogil=True)
+def diagonal_table(n):
+    """``int32[n*n, 4]``: the on-board diagonal neighbours of each point, padded with -1."""
+    N = n * n
+    diag = np.full((N, 4), -1, dtype=np.int32)
+    for p in range(N):
+        r = p // n
+        c = p % n
+        k = 0
+        for dr in (-1, 1):
+            for dc in (-1, 1):
+                rr = r + dr
+                cc = c + dc
+                if 0 <= rr < n and 0 <= cc < n:
+                    diag[p, k] = rr * n + cc
+                    k += 1
+    return diag
+
+
+@njit(cache=True, nogil=True)
+def is_own_eye(board, nbr, diag, p, c):
+    """Whether empty point ``p`` is a single-point eye of colour ``c`` (see the module doc)."""
+    for k in range(4):
+        q = nbr[p, k]
+        if q < 0:
+            break
+        if board[q] != c:
+            return False
+    enemies = 0
+    count = 0
+    for k in range(4):
+        q = diag[p, k]
+        if q < 0:
+            break
+        count += 1
+        if board[q] == -c:
+            enemies += 1
+    if count < 4:  # edge or corner
+        return enemies == 0
+    return enemies <= 1
+
+
+@njit(cache=True, nogil=True)
+def _only_liberty(libbits, h):
+    """The liberty point of chain ``h`` when it has exactly one (its lowest liberty)."""
+    for w in range(libbits.shape[1]):
+        x = libbits[h, w]
+        if x != 0:
+            b = 0
+            while (x >> np.uint64(b)) & np.uint64(1) == 0:
+                b += 1
+            return w * 64 + b
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def is_self_atari(st, p, c):
+    """Whether ``c`` playing empty point ``p`` leaves its chain with one liberty and captures nothing."""
+    board, head, nxt, size, libs, libbits, placed, info, hashes, nbr = st
+    W = libbits.shape[1]
+    acc = np.zeros(W, dtype=np.uint64)
+    for k in range(4):
+        q = nbr[p, k]
+        if q < 0:
+            break
+        s = board[q]
+        if s == EMPTY:
+            acc[q >> 6] |= np.uint64(1) << np.uint64(q & 63)
+        elif s == c:
+            for w in range(W):
+                acc[w] |= libbits[head[q], w]
+        elif libs[head[q]] == 1:
+            return False  # captures: gains liberties
+    acc[p >> 6] &= ~(np.uint64(1) << np.uint64(p & 63))
+    count = 0
+    for w in range(W):
+        x = acc[w]
+        while x != 0:
+            x &= x - np.uint64(1)
+            count += 1
+            if count >= 2:
+                return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def random_playout(st, diag, max_moves):
+    """Play random moves until two passes in a row (or ``max_moves``).
+
+    The light policy of Monte-Carlo Go programs: capture an enemy chain in atari when
+    one exists (a random one of them), else a uniformly random legal move that neither
+    fills one's own eye nor puts one's own chain in self-atari; pass when none is left.
+    """
+    board = st[0]
+    head = st[1]
+    libs = st[4]
+    libbits = st[5]
+    info = st[7]
+    nbr = st[9]
+    N = board.shape[0]
+    cand = np.empty(N, dtype=np.int32)
+    caps = np.empty(N, dtype=np.int32)
+    passes = 0
+    for _ in range(max_moves):
+        c = info[I_TO_PLAY]
+        m = 0
+        ncap = 0
+        for p in range(N):
+            s = board[p]
+            if s == EMPTY:
+                cand[m] = p
+                m += 1
+            elif s == -c and head[p] == p and libs[p] == 1:  # one entry per enemy chain in atari
+                caps[ncap] = _only_liberty(libbits, p)
+                ncap += 1
+        chosen = N
+        while ncap > 0:
+            j = np.random.randint(0, ncap)
+            p = caps[j]
+            if legal_reason(st, p) == OK:
+                chosen = p
+                break
+            ncap -= 1
+            caps[j] = caps[ncap]
+        while chosen == N and m > 0:
+            j = np.random.randint(0, m)
+            p = cand[j]
+            if (not is_own_eye(board, nbr, diag, p, c) and legal_reason(st, p) == OK
+                    and not is_self_atari(st, p, c)):
+                chosen = p
+                break
+            m -= 1
+            cand[j] = cand[m]
+        play_unchecked(st, chosen)
+        if chosen == N:
+            passes += 1
+            if passes >= 2:
+                return
+        else:
+            passes = 0
+
+
+@njit(cache=True, nogil=True)
+def tromp_taylor_owner(board, nbr, out):
+    """``out[p]``: +1 / -1 for a stone or an empty region reaching only black / white, else 0."""
+    N = board.shape[0]
+    seen = np.zeros(N, dtype=np.bool_)
+    stack = np.empty(N, dtype=np.int32)
+    region = np.empty(N, dtype=np.int32)
+    for p in range(N):
+        s = board[p]
+        if s != EMPTY:
+            out[p] = s
+            continue
+        if seen[p]:
+            continue
+        seen[p] = True
+        stack[0] = p
+        top = 1
+        size = 0
+        reach_b = False
+        reach_w = False
+        while top > 0:
+            top -= 1
+            q = stack[top]
+            region[size] = q
+            size += 1
+            for k in range(4):
+                t = nbr[q, k]
+                if t < 0:
+                    break
+                if board[t] == BLACK:
+                    reach_b = True
+                elif board[t] == WHITE:
+                    reach_w = True
+                elif not seen[t]:
+                    seen[t] = True
+                    stack[top] = t
+                    top += 1
+        owner = 0
+        if reach_b and not reach_w:
+            owner = 1
+        elif reach_w and not reach_b:
+            owner = -1
+        for i in range(size):
+            out[region[i]] = owner
+
+
+@njit(cache=True, nogil=True)
+def playout_ownership(st, playouts, seed):
+    """Mean Tromp-Taylor ownership (float64 [N], +1 black) of ``playouts`` random games from ``st``."""
+    np.random.seed(seed)
+    N = st[0].shape[0]
+    n = st[7][0]
+    diag = diagonal_table(n)
+    total = np.zeros(N, dtype=np.float64)
+    owner = np.zeros(N, dtype=np.int8)
+    for _ in range(playouts):
+        s = copy_arrays(st)
+        s[7][I_OVER] = 0
+        s[7][I_PASSES] = 0
+        random_playout(s, diag, 3 * N)
+        tromp_taylor_owner(s[0], s[9], owner)
+        for p in range(N):
+            total[p] += owner[p]
+    if playouts > 0:
+        total /= playouts
+    return total
+
+
+@njit(cache=True, nogil=True)
+def final_ownership(n, setup_black, setup_white, moves, first_player, playouts, threshold, seed):
+    """int8 [n*n] approximate owner of every point at the game's end: +1 black, -1 white, 0 unclear.
+
+    The game is replayed (stopping at an illegal move, as the feature encoders do) and
+    scored in two steps (see the module doc):
+
+    1. dead stones: a stone whose playout mean favours the other colour (the playouts
+       capture it more often than not) is removed from a copy of the final board;
+    2. that cleaned board is scored statically with Tromp-Taylor rules: stones and
+       empty regions reaching one colour only get that colour; every other point (an
+       empty region reaching both, as in most resigned games) gets the sign of its
+       playout mean if ``|mean| >= threshold``, else 0 (unclear).
+
+    All zero when the setup stones are invalid.
+    """
+    N = n * n
+    out = np.zeros(N, dtype=np.int8)
+    st = new_arrays(n, moves.shape[0] + 2)
+    if setup(st, setup_black, setup_white) != OK:
+        return out
+    st[7][I_TO_PLAY] = first_player
+    for i in range(moves.shape[0]):
+        if play(st, np.int64(moves[i])) != OK:
+            break
+    mean = playout_ownership(st, playouts, seed)
+    board = st[0].copy()
+    for p in range(N):
+        if board[p] != EMPTY and mean[p] * board[p] < 0:
+            board[p] = EMPTY  # dead
+    static = np.zeros(N, dtype=np.int8)
+    tromp_taylor_owner(board, st[9], static)
+    for p in range(N):
+        if static[p] != 0:
+            out[p] = static[p]
+        elif mean[p] >= threshold:
+            out[p] = 1
+        elif mean[p] <= -threshold:
+            out[p] = -1
+    return out
+
+
+def game_ownership(n: int, setup_black, setup_white, moves, first_player: int, *,
+                   playouts: int = OWNERSHIP_PLAYOUTS, threshold: float = OWNERSHIP_THRESHOLD,
+                   seed: int = 0) -> np.ndarray:
+    """Python convenience for `final_ownership` (approximate; see the module doc)."""
+    return final_ownership(n, np.asarray(setup_black, dtype=np.int16), np.asarray(setup_white, dtype=np.int16),
+                           np.asarray(moves, dtype=np.int16), int(first_player), int(playouts),
+                           float(threshold), int(seed))

@@ -1,0 +1,99 @@
+"""Inference for Go move predictors: positions in, move probabilities out.
+
+    predictor = MovePredictor.from_checkpoint("logs/.../best.ckpt")
+    probs = predictor.probabilities([state1, state2])   # [B, n*n + 1], pass last
+
+Illegal moves get probability 0. A net without a pass output (the paper's
+361-way softmax) gives pass 0 unless no board move is legal. The GTP engine
+and search use this API.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from stonelab.features import ENC_MADDISON, ENCODERS
+from stonelab.features.maddison import encode_maddison_into, maddison_scratch
+from stonelab.features.simple4 import encode_simple4_into
+from stonelab.games.go import GoRules, GoState
+from stonelab.models.identity import CHECKPOINT_KEY, CheckpointMismatchError, load_checkpoint_file
+
+MOVE_PREDICTORS = ("maddison_cnn", "belief_vit")
+
+
+def net_target(net: nn.Module) -> str:
+    return f"{type(net).__module__}.{type(net).__qualname__}"
+
+
+def net_from_checkpoint(checkpoint: dict, source: str) -> tuple[nn.Module, dict]:
+    """(net in eval mode, identity) of a move-predictor checkpoint."""
+    state = checkpoint.get(CHECKPOINT_KEY)
+    identity = state.get("identity", {}) if isinstance(state, dict) else {}
+    if identity.get("model") not in MOVE_PREDICTORS:
+        found = identity.get("model", "no stonelab model")
+        raise CheckpointMismatchError(f"{source} holds {found!r}, not a Go move predictor "
+                                      f"({', '.join(MOVE_PREDICTORS)})")
+    module_name, _, cls_name = state["net_target"].rpartition(".")
+    net = getattr(importlib.import_module(module_name), cls_name)(**state["net_config"])
+    net.load_state_dict({k[4:]: v for k, v in checkpoint["state_dict"].items() if k.startswith("net.")})
+    return net.eval(), identity
+
+
+def encode_states(states: Sequence[GoState], encoder: str, ranks: Sequence[int] | None = None) -> np.ndarray:
+    """Planes uint8 [B, C, n, n] of ``states`` from the side to move's view.
+
+    ranks: the dan rank (1..9, 0 unknown) the maddison net should imitate, per state.
+    """
+    enc = ENCODERS[encoder]
+    n = states[0].n
+    out = np.zeros((len(states), enc.num_planes, n, n), dtype=np.uint8)
+    scratch = maddison_scratch(n) if enc.encoder_id == ENC_MADDISON else None
+    for i, state in enumerate(states):
+        if enc.encoder_id == ENC_MADDISON:
+            encode_maddison_into(state.arrays, int(ranks[i]) if ranks is not None else 0, out[i], scratch)
+        else:
+            encode_simple4_into(state.arrays, out[i])
+    return out
+
+
+class MovePredictor:
+    """A trained move predictor on one device; batched, illegal moves masked."""
+
+    def __init__(self, net: nn.Module, rules: GoRules, encoder: str, device: str | torch.device = "cpu"):
+        self.net = net.to(device).eval()
+        self.rules = rules
+        self.encoder = encoder
+        self.device = torch.device(device)
+
+    @classmethod
+    def from_checkpoint(cls, path: str, device: str | torch.device = "cpu") -> MovePredictor:
+        net, identity = net_from_checkpoint(load_checkpoint_file(path), source=path)
+        return cls(net, GoRules(identity["board_size"]), identity["encoder"], device)
+
+    @torch.inference_mode()
+    def logits(self, states: Sequence[GoState], ranks: Sequence[int] | None = None) -> torch.Tensor:
+        """Raw policy logits [B, n*n] or [B, n*n + 1] (nets with a pass output)."""
+        planes = torch.from_numpy(encode_states(states, self.encoder, ranks)).to(self.device).float()
+        to_play = torch.tensor([s.to_play for s in states], device=self.device)
+        out = self.net(planes, to_play)
+        return out["policy"] if isinstance(out, dict) else out
+
+    def probabilities(self, states: Sequence[GoState], ranks: Sequence[int] | None = None) -> np.ndarray:
+        """Move probabilities [B, n*n + 1] (pass last), zero on illegal moves."""
+        logits = self.logits(states, ranks).float().cpu()
+        legal = torch.from_numpy(np.stack([s.legal_mask() for s in states]))
+        if logits.shape[1] == self.rules.num_actions - 1:
+            # No pass output: pass is the move only when no board move is legal.
+            no_board_move = ~legal[:, :-1].any(dim=1, keepdim=True)
+            logits = torch.cat([logits, torch.where(no_board_move, 0.0, -torch.inf)], dim=1)
+        logits = logits.masked_fill(~legal, -torch.inf)
+        return torch.softmax(logits, dim=1).numpy()
+
+    def best_moves(self, states: Sequence[GoState], k: int = 1, ranks: Sequence[int] | None = None) -> np.ndarray:
+        """The ``k`` most probable legal moves per state, best first: int [B, k]."""
+        return np.argsort(-self.probabilities(states, ranks), axis=1, kind="stable")[:, :k]

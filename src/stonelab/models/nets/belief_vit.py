@@ -1,0 +1,154 @@
+"""Seed 001's belief-guided Vision Transformer for Go (``model=belief_vit``).
+
+    planes [B, 4, n, n] --1x1 conv--> n*n tokens + fixed 2D sinusoidal positions
+      (+ one learned pass token) --nn.TransformerEncoder--> tokens
+    belief head:  mean over the n*n board tokens -> MLP -> confidence logit,
+                  value logit, n*n ownership ("belief map") logits (with
+                  ``ownership_head="tokens"``, plus a per-token linear score)
+    policy head:  Conv1d (kernel 1) over [board tokens ; pass token], each token
+                  concatenated with the DETACHED belief ("advice") -> n*n + 1 logits
+
+Gradient detachment (seed 001, eq. 1): the policy ("actor") loss never reaches the
+belief head's parameters, because the belief output enters the policy head only
+through ``.detach()``. Both heads' losses reach the shared transformer. The belief
+losses do not reach the policy head either (the confidence target is built from the
+detached policy, see `stonelab.models.belief_vit`).
+
+Advice channels per token (when ``advice=True``): the token's own belief-map value
+(tanh(o / 2) = 2 sigmoid(o) - 1: expected own-view ownership; 0 for the pass token), the confidence
+sigmoid(c) and the value tanh(v / 2), the last two broadcast to every token.
+
+Ownership head: ``"pooled"`` is the literal reading (one linear map from the pooled
+MLP vector to all n*n logits); ``"tokens"`` (the default) adds a linear score of each
+board token to that, so the map can follow the board: a single pooled vector carries
+little of where the stones are (in a short run the pooled map stayed at chance).
+
+``to_play`` is accepted for the move-predictor API and not used: the 4 planes are
+already from the side to move's view (seed 001 has no colour input).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from stonelab.errors import check
+
+ADVICE_CHANNELS = 3  # belief-map value at the token, confidence, value
+
+
+class Fixed2DPositionalEncoding(nn.Module):
+    """A parameter-free 2D sine/cosine encoding of the n x n board points, ``[n*n, dim]``.
+
+    Half of the channels encode the row, half the column, each with sin/cos pairs at
+    geometric frequencies 1 / 10000^(2i/d) (d = dim / 2). Then
+    ``<pe(r, c), pe(r', c')> = sum_i cos(w_i (r - r')) + sum_i cos(w_i (c - c'))``
+    depends only on the offset between the two points: translation-consistent.
+    Nothing is learned, and nothing is saved in a state_dict (a non-persistent buffer).
+    """
+
+    def __init__(self, dim: int, board_size: int):
+        super().__init__()
+        if dim % 4:
+            raise ValueError(f"the positional encoding needs a dim divisible by 4, got {dim}")
+        self.register_buffer("pe", self.table(dim, board_size), persistent=False)
+
+    @staticmethod
+    def table(dim: int, n: int) -> torch.Tensor:
+        half = dim // 2
+        freqs = torch.exp(-math.log(10000.0) * torch.arange(0, half, 2, dtype=torch.float64) / half)
+        coords = torch.arange(n, dtype=torch.float64)[:, None] * freqs[None, :]  # [n, half/2]
+        axis = torch.cat([torch.sin(coords), torch.cos(coords)], dim=1)  # [n, half]
+        rows = axis[:, None, :].expand(n, n, half)
+        cols = axis[None, :, :].expand(n, n, half)
+        return torch.cat([rows, cols], dim=2).reshape(n * n, dim).float()
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        """``tokens [B, n*n, dim]`` plus the encoding."""
+        return tokens + self.pe.to(tokens.dtype)
+
+
+class BeliefViT(nn.Module):
+    """planes [B, C, n, n] float -> dict(policy [B, n*n + 1] logits, confidence [B] logit,
+    value [B] logit, ownership [B, n, n] logits). The pass action is last."""
+
+    def __init__(self, in_planes: int = 4, board_size: int = 19, *, embed_dim: int = 128, heads: int = 4,
+                 layers: int = 4, ff_dim: int = 512, dropout: float = 0.0, belief_hidden: int = 256,
+                 advice: bool = True, ownership_head: str = "tokens"):
+        super().__init__()
+        check([
+            (lambda: isinstance(embed_dim, int) and embed_dim >= 4 and embed_dim % 4 == 0,
+             f"model.net.embed_dim={embed_dim!r} must be a multiple of 4 (the 2D positional encoding)"),
+            (lambda: isinstance(heads, int) and heads >= 1 and embed_dim % heads == 0,
+             f"model.net.heads={heads!r} must divide model.net.embed_dim={embed_dim!r}"),
+            (lambda: isinstance(layers, int) and layers >= 1, f"model.net.layers={layers!r} must be >= 1"),
+            (lambda: isinstance(ff_dim, int) and ff_dim >= 1, f"model.net.ff_dim={ff_dim!r} must be >= 1"),
+            (lambda: 0.0 <= dropout < 1.0, f"model.net.dropout={dropout!r} must be in [0, 1)"),
+            (lambda: isinstance(belief_hidden, int) and belief_hidden >= 1,
+             f"model.net.belief_hidden={belief_hidden!r} must be >= 1"),
+            (lambda: ownership_head in ("tokens", "pooled"),
+             f"model.net.ownership_head={ownership_head!r}: choose tokens or pooled"),
+        ])
+        self.config = dict(in_planes=in_planes, board_size=board_size, embed_dim=embed_dim, heads=heads,
+                           layers=layers, ff_dim=ff_dim, dropout=dropout, belief_hidden=belief_hidden,
+                           advice=advice, ownership_head=ownership_head)
+        self.board_size = board_size
+        self.num_points = board_size * board_size
+        self.advice = advice
+        # Trunk: 1x1 conv embedding, fixed positions, a learned pass token, the encoder.
+        self.embed = nn.Conv2d(in_planes, embed_dim, kernel_size=1)
+        self.positions = Fixed2DPositionalEncoding(embed_dim, board_size)
+        self.pass_token = nn.Parameter(torch.randn(embed_dim) * 0.02)
+        layer = nn.TransformerEncoderLayer(embed_dim, heads, dim_feedforward=ff_dim, dropout=dropout,
+                                           activation="gelu", batch_first=True, norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers, norm=nn.LayerNorm(embed_dim),
+                                             enable_nested_tensor=False)
+        # Belief head: pooled board tokens -> MLP -> confidence, value, ownership map.
+        self.belief = nn.ModuleDict({
+            "mlp": nn.Sequential(nn.Linear(embed_dim, belief_hidden), nn.GELU(),
+                                 nn.Linear(belief_hidden, belief_hidden), nn.GELU()),
+            "confidence": nn.Linear(belief_hidden, 1),
+            "value": nn.Linear(belief_hidden, 1),
+            "ownership": nn.Linear(belief_hidden, self.num_points),
+        })
+        if ownership_head == "tokens":
+            self.belief["ownership_tokens"] = nn.Linear(embed_dim, 1)
+        # Policy head: one score per token (board points, then pass).
+        self.policy = nn.Conv1d(embed_dim + (ADVICE_CHANNELS if advice else 0), 1, kernel_size=1)
+
+    def belief_parameters(self):
+        return self.belief.parameters()
+
+    def policy_parameters(self):
+        return self.policy.parameters()
+
+    def trunk(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(board tokens [B, N, D], pass token [B, D]) after the encoder."""
+        x = self.embed(planes).flatten(2).transpose(1, 2)  # [B, N, D]
+        x = self.positions(x)
+        pass_tok = self.pass_token.to(x.dtype).expand(x.shape[0], 1, -1)
+        out = self.encoder(torch.cat([x, pass_tok], dim=1))
+        return out[:, :self.num_points], out[:, self.num_points]
+
+    def forward(self, planes: torch.Tensor, to_play: torch.Tensor | None = None) -> dict:
+        tokens, pass_tok = self.trunk(planes.float())
+        h = self.belief["mlp"](tokens.mean(dim=1))
+        confidence = self.belief["confidence"](h).squeeze(1)
+        value = self.belief["value"](h).squeeze(1)
+        ownership = self.belief["ownership"](h)  # [B, N]
+        if "ownership_tokens" in self.belief:
+            ownership = ownership + self.belief["ownership_tokens"](tokens).squeeze(2)
+        seq = torch.cat([tokens, pass_tok[:, None]], dim=1)  # [B, N + 1, D]
+        if self.advice:
+            # The belief as a fixed input: no policy gradient flows back through it.
+            own = torch.tanh(ownership.detach() / 2)  # expected ownership, 2 sigmoid - 1
+            own = torch.cat([own, own.new_zeros(own.shape[0], 1)], dim=1)  # pass: no board point
+            conf = torch.sigmoid(confidence.detach())[:, None].expand_as(own)
+            val = torch.tanh(value.detach() / 2)[:, None].expand_as(own)
+            seq = torch.cat([seq, torch.stack([own, conf, val], dim=2)], dim=2)
+        policy = self.policy(seq.transpose(1, 2)).squeeze(1)  # [B, N + 1]
+        n = self.board_size
+        return {"policy": policy, "confidence": confidence, "value": value,
+                "ownership": ownership.view(-1, n, n)}

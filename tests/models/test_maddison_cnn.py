@@ -1,0 +1,140 @@
+"""model=maddison_cnn: the net's shapes and symmetries, its heads, training, checkpoints."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+from tests.conftest import ROOT, compose_go
+
+from stonelab.games.symmetry import transform_planes
+from stonelab.models.nets.maddison import MaddisonNet
+
+
+def test_output_shape_and_parameter_count():
+    net = MaddisonNet(36, 19, depth=12, filters=128)
+    logits = net(torch.rand(3, 36, 19, 19), torch.tensor([1, -1, 1]))
+    assert logits.shape == (3, 361)
+    # A position-dependent bias map on every layer: 11 x 128 maps + the 2-filter output's.
+    bias_params = sum(b.numel() for b in net.biases)
+    assert bias_params == (11 * 128 + 2) * 361
+    kernels = [w.shape[-1] for w in net.kernels]
+    assert kernels == [5] + [3] * 11
+    assert sum(p.numel() for p in net.parameters()) == bias_params + 36 * 128 * 25 + 10 * 128 * 128 * 9 + 128 * 2 * 9
+
+
+def test_each_colour_has_its_own_head():
+    torch.manual_seed(0)
+    net = MaddisonNet(4, 9, depth=3, filters=8)
+    x = torch.rand(1, 4, 9, 9)
+    black, white = net(x, torch.tensor([1])), net(x, torch.tensor([-1]))
+    assert not torch.allclose(black, white)
+    with torch.no_grad():  # only the white output's bias moves white's logits
+        net.biases[-1][1] += 1.0
+    assert torch.allclose(net(x, torch.tensor([1])), black)
+    assert torch.allclose(net(x, torch.tensor([-1])), white + 1.0, atol=1e-5)
+
+
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_weight_symmetry_makes_outputs_turn_with_the_board(symmetric):
+    torch.manual_seed(1)
+    net = MaddisonNet(5, 9, depth=4, filters=6, symmetric=symmetric)
+    x = torch.rand(1, 5, 9, 9)
+    out = net(x, torch.tensor([1])).detach().numpy().reshape(1, 9, 9)
+    same = []
+    for sym in range(8):
+        turned = torch.from_numpy(transform_planes(x.numpy(), sym).copy())
+        out_t = net(turned, torch.tensor([1])).detach().numpy().reshape(1, 9, 9)
+        same.append(torch.allclose(torch.from_numpy(out_t), torch.from_numpy(transform_planes(out, sym)), atol=1e-5))
+    assert all(same) == symmetric
+
+
+def test_tiny_batch_is_overfit():
+    from stonelab.games.go import GoRules
+    from stonelab.models.move_prediction import MovePredictionModule
+
+    torch.manual_seed(0)
+    module = MovePredictionModule(MaddisonNet(36, 9, depth=3, filters=16), GoRules(9), encoder="maddison",
+                                  optimizer="adamw", lr=3e-3)
+    batch = {"planes": (torch.rand(8, 36, 9, 9) > 0.5).to(torch.uint8), "to_play": torch.tensor([1, -1] * 4),
+             "target": torch.randint(0, 81, (8,))}
+    opt = module.configure_optimizers()
+    for _ in range(200):
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(module(batch["planes"], batch["to_play"]), batch["target"])
+        loss.backward()
+        opt.step()
+    predicted = module(batch["planes"], batch["to_play"]).argmax(1)
+    assert (predicted == batch["target"]).all()
+
+
+def test_fast_dev_run_and_result(tmp_path):
+    from stonelab.pipeline import train
+
+    cfg = compose_go("maddison_cnn", ["model.net.depth=3", "model.net.filters=8", "+trainer.fast_dev_run=true",
+                                      "logger=none"], tmp_path)
+    assert cfg.game.board_size == 19 and cfg.data.encoder == "maddison"
+    result = train(cfg)
+    assert result["parameters"] > 0
+    assert "train/loss" in result["metrics"]
+
+
+def test_train_validate_test_and_predict(tmp_path):
+    from tests.conftest import CONF
+
+    from stonelab.evaluate import run as run_eval
+    from stonelab.pipeline import train
+
+    cfg = compose_go("maddison_cnn", ["model.net.depth=3", "model.net.filters=8"], tmp_path)
+    result = train(cfg)
+    for split in ("val", "test"):
+        for k in (1, 5, 10):
+            assert 0.0 <= result["metrics"][f"{split}/top{k}"] <= 1.0
+        assert result["metrics"][f"{split}/top1"] <= result["metrics"][f"{split}/top10"]
+    last = tmp_path / "out" / "checkpoints" / "last.ckpt"
+    assert last.exists()
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        ecfg = compose("eval", overrides=["task=predict", f"ckpt_path={last}",
+                                          f"data.sources=[{tmp_path / 'sgf'}]",
+                                          f"data.cache_dir={tmp_path / 'cache'}",
+                                          f"paths.output_dir={tmp_path / 'eval'}"])
+    out = run_eval(ecfg)
+    assert out["games"] == 12 and out["positions_scored"] > 1000
+    assert json.loads((tmp_path / "eval" / "predict.json").read_text())["top1"] == out["top1"]
+
+
+def test_checkpoint_of_another_board_or_model_is_refused(tmp_path):
+    cfg = compose_go("maddison_cnn", ["model.net.depth=2", "model.net.filters=4", "trainer.limit_train_batches=1",
+                                      "trainer.limit_val_batches=1", "data.test_games=0"], tmp_path)
+    from stonelab.pipeline import train
+
+    train(cfg)
+    last = tmp_path / "out" / "checkpoints" / "last.ckpt"
+    sgf = tmp_path / "sgf"
+    cmd = [sys.executable, "src/train.py", "model=maddison_cnn", "data=kgs", f"data.sources=[{sgf}]",
+           f"data.cache_dir={tmp_path / 'cache'}", "game=go_9", f"ckpt_path={last}", "logger=none",
+           f"paths.output_dir={tmp_path / 'again'}"]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2
+    assert "board_size: checkpoint has 19, this run has 9" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    az = [sys.executable, "src/eval.py", "task=predict", f"ckpt_path={last}", "data.sources=[x]",
+          f"paths.output_dir={tmp_path / 'e'}"]
+    # A Go checkpoint given to the Gomoku match task is named as such.
+    match = [sys.executable, "src/eval.py", "task=match", f"ckpt_path={last}", f"paths.output_dir={tmp_path / 'm'}"]
+    proc = subprocess.run(match, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "not a stonelab alphazero checkpoint" in proc.stderr
+    del az
+
+
+def test_model_with_selfplay_data_is_refused(tmp_path):
+    proc = subprocess.run([sys.executable, "src/train.py", "model=maddison_cnn", f"paths.output_dir={tmp_path}"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "use data=kgs" in proc.stderr
