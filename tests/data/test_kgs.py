@@ -259,3 +259,20 @@ def test_augmentation_turns_the_ownership_with_the_stones(games_dir, tmp_path):
         np.testing.assert_array_equal(out["planes"][i].numpy(), transform_planes(batch["planes"][i].numpy(), int(syms[i])))
         expected = transform_planes(batch["ownership"][i].numpy()[None], int(syms[i]))[0]
         np.testing.assert_array_equal(out["ownership"][i].numpy(), expected)
+
+
+def test_an_archive_gives_the_same_cache_as_its_files_unpacked(games_dir, tmp_path):
+    from stonelab.data.kgs import GameCache
+
+    archive = tmp_path / "KGS-2099-19-24-.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for f in sorted(games_dir.glob("*.sgf"), reverse=True):  # member order differs from name order
+            tar.add(f, arcname=f"kgs-19-2099/{f.name}")
+    packed = KGSDataModule([str(archive)], cache_dir=str(tmp_path / "a"))
+    loose = KGSDataModule([str(games_dir)], cache_dir=str(tmp_path / "b"))
+    packed.prepare_data()
+    loose.prepare_data()
+    a = GameCache.load(packed.cache_folder(), 19)
+    b = GameCache.load(loose.cache_folder(), 19)
+    for name in GameCache.ARRAYS:
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
