@@ -62,11 +62,7 @@ def match(cfg: DictConfig) -> dict:
            "draws": result.draws, "losses": result.losses, "win_ratio": result.win_ratio,
            "ci_low": lo, "ci_high": hi, "seconds": round(time.perf_counter() - start, 1)}
     print(f"{cfg.ckpt_path} vs {opponent_name} ({search.playouts} playouts): {result}")
-    path = os.path.join(cfg.paths.output_dir, "match.json")
-    os.makedirs(cfg.paths.output_dir, exist_ok=True)
-    with open(path, "w") as f:
-        json.dump(out, f, indent=2)
-    print(f"result: {path}")
+    write_result(cfg, "match.json", out)
     return out
 
 
@@ -115,11 +111,7 @@ def predict(cfg: DictConfig) -> dict:
            "seconds": round(time.perf_counter() - start, 1)}
     print(f"{cfg.ckpt_path} on {cache.num_games} games ({out['positions_scored']} positions): "
           + ", ".join(f"{k} {v:.4f}" for k, v in scores.items()))
-    path = os.path.join(cfg.paths.output_dir, "predict.json")
-    os.makedirs(cfg.paths.output_dir, exist_ok=True)
-    with open(path, "w") as f:
-        json.dump(out, f, indent=2)
-    print(f"result: {path}")
+    write_result(cfg, "predict.json", out)
     return out
 
 
@@ -217,6 +209,16 @@ def inspect(cfg: DictConfig) -> dict:
              else ""))
     print(f"figure: {stem}.png")
     return result
+
+
+def write_result(cfg: DictConfig, name: str, out: dict) -> str:
+    """Write ``out`` as ``<output_dir>/<name>`` and say where."""
+    path = os.path.join(cfg.paths.output_dir, name)
+    os.makedirs(cfg.paths.output_dir, exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(out, f, indent=2)
+    print(f"result: {path}")
+    return path
 
 
 TASKS = {"match": match, "predict": predict, "inspect": inspect}

@@ -484,49 +484,57 @@ def setup(st, black, white):
 
 
 @njit(cache=True, nogil=True)
-def area_counts(st):
-    """(black area, white area), Tromp-Taylor: stones plus empty regions reaching one colour only."""
-    board = st[0]
-    nbr = st[9]
+def tromp_taylor_owner(board, nbr, out):
+    """``out[p]``: +1 / -1 for a stone or an empty region reaching only black / white, else 0."""
     N = board.shape[0]
     seen = np.zeros(N, dtype=np.bool_)
     stack = np.empty(N, dtype=np.int32)
-    black = 0
-    white = 0
+    region = np.empty(N, dtype=np.int32)
     for p in range(N):
         s = board[p]
-        if s == BLACK:
-            black += 1
-        elif s == WHITE:
-            white += 1
-        elif not seen[p]:
-            seen[p] = True
-            stack[0] = p
-            top = 1
-            region = 0
-            reach_b = False
-            reach_w = False
-            while top > 0:
-                top -= 1
-                q = stack[top]
-                region += 1
-                for k in range(4):
-                    t = nbr[q, k]
-                    if t < 0:
-                        break
-                    if board[t] == BLACK:
-                        reach_b = True
-                    elif board[t] == WHITE:
-                        reach_w = True
-                    elif not seen[t]:
-                        seen[t] = True
-                        stack[top] = t
-                        top += 1
-            if reach_b and not reach_w:
-                black += region
-            elif reach_w and not reach_b:
-                white += region
-    return black, white
+        if s != EMPTY:
+            out[p] = s
+            continue
+        if seen[p]:
+            continue
+        seen[p] = True
+        stack[0] = p
+        top = 1
+        size = 0
+        reach_b = False
+        reach_w = False
+        while top > 0:
+            top -= 1
+            q = stack[top]
+            region[size] = q
+            size += 1
+            for k in range(4):
+                t = nbr[q, k]
+                if t < 0:
+                    break
+                if board[t] == BLACK:
+                    reach_b = True
+                elif board[t] == WHITE:
+                    reach_w = True
+                elif not seen[t]:
+                    seen[t] = True
+                    stack[top] = t
+                    top += 1
+        owner = 0
+        if reach_b and not reach_w:
+            owner = 1
+        elif reach_w and not reach_b:
+            owner = -1
+        for i in range(size):
+            out[region[i]] = owner
+
+
+@njit(cache=True, nogil=True)
+def area_counts(st):
+    """(black area, white area), Tromp-Taylor: stones plus empty regions reaching one colour only."""
+    owner = np.zeros(st[0].shape[0], dtype=np.int8)
+    tromp_taylor_owner(st[0], st[9], owner)
+    return int(np.sum(owner == BLACK)), int(np.sum(owner == WHITE))
 
 
 @njit(cache=True, nogil=True)

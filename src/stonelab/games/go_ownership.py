@@ -27,19 +27,18 @@ import numpy as np
 from numba import njit
 
 from stonelab.games.go import (
-    BLACK,
     EMPTY,
     I_OVER,
     I_PASSES,
     I_TO_PLAY,
     OK,
-    WHITE,
     copy_arrays,
     legal_reason,
     new_arrays,
     play,
     play_unchecked,
     setup,
+    tromp_taylor_owner,
 )
 
 OWNERSHIP_PLAYOUTS = 32  # part of the KGS cache format: change it and bump kgs.CACHE_FORMAT
@@ -186,52 +185,6 @@ def random_playout(st, diag, max_moves):
                 return
         else:
             passes = 0
-
-
-@njit(cache=True, nogil=True)
-def tromp_taylor_owner(board, nbr, out):
-    """``out[p]``: +1 / -1 for a stone or an empty region reaching only black / white, else 0."""
-    N = board.shape[0]
-    seen = np.zeros(N, dtype=np.bool_)
-    stack = np.empty(N, dtype=np.int32)
-    region = np.empty(N, dtype=np.int32)
-    for p in range(N):
-        s = board[p]
-        if s != EMPTY:
-            out[p] = s
-            continue
-        if seen[p]:
-            continue
-        seen[p] = True
-        stack[0] = p
-        top = 1
-        size = 0
-        reach_b = False
-        reach_w = False
-        while top > 0:
-            top -= 1
-            q = stack[top]
-            region[size] = q
-            size += 1
-            for k in range(4):
-                t = nbr[q, k]
-                if t < 0:
-                    break
-                if board[t] == BLACK:
-                    reach_b = True
-                elif board[t] == WHITE:
-                    reach_w = True
-                elif not seen[t]:
-                    seen[t] = True
-                    stack[top] = t
-                    top += 1
-        owner = 0
-        if reach_b and not reach_w:
-            owner = 1
-        elif reach_w and not reach_b:
-            owner = -1
-        for i in range(size):
-            out[region[i]] = owner
 
 
 @njit(cache=True, nogil=True)

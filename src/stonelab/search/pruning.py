@@ -259,8 +259,8 @@ def _fill_legal(board, out):
 
 
 @njit(cache=True, nogil=True)
-def _add_top_k(board, priors, top_k, out):
-    """Mark the ``top_k`` highest-prior legal points (ties: lowest index) in ``out``.
+def _mark_top_k(eligible, priors, top_k, out):
+    """Mark the ``top_k`` highest-prior ``eligible`` points (ties: lowest index) in ``out``.
 
     Returns how many of them were not marked before. Points are taken in the
     order (prior descending, index ascending) without extra memory; NaN
@@ -272,8 +272,8 @@ def _add_top_k(board, priors, top_k, out):
     for _ in range(top_k):
         best = -1
         best_p = -np.inf
-        for a in range(board.shape[0]):
-            if board[a] != EMPTY:
+        for a in range(eligible.shape[0]):
+            if not eligible[a]:
                 continue
             p = priors[a]
             # Only points after the last one taken in the (prior desc, index asc) order.
@@ -294,31 +294,16 @@ def _add_top_k(board, priors, top_k, out):
 
 
 @njit(cache=True, nogil=True)
+def _add_top_k(board, priors, top_k, out):
+    """Mark the ``top_k`` highest-prior legal points in ``out``; returns how many were new."""
+    return _mark_top_k(board == EMPTY, priors, top_k, out)
+
+
+@njit(cache=True, nogil=True)
 def _keep_top_k(priors, top_k, out):
-    """Keep only the ``top_k`` highest-prior marked points of ``out`` (ties: lowest index)."""
+    """Keep only the ``top_k`` highest-prior marked points of ``out``; returns how many."""
     kept = np.zeros(out.shape[0], dtype=np.bool_)
-    last_p = np.inf
-    last_a = -1
-    count = 0
-    for _ in range(top_k):
-        best = -1
-        best_p = -np.inf
-        for a in range(out.shape[0]):
-            if not out[a]:
-                continue
-            p = priors[a]
-            if p > last_p or (p == last_p and a <= last_a):
-                continue
-            if best < 0 or p > best_p:
-                if p == p:  # not NaN
-                    best = a
-                    best_p = p
-        if best < 0:
-            break
-        kept[best] = True
-        count += 1
-        last_p = best_p
-        last_a = best
+    count = _mark_top_k(out, priors, top_k, kept)
     out[:] = kept
     return count
 
