@@ -67,21 +67,31 @@ def match(cfg: DictConfig) -> dict:
 
 
 def predict(cfg: DictConfig) -> dict:
-    """Top-1/5/10 of a Go move predictor on every position of ``cfg.data.sources``."""
+    """Scores of a Go move predictor (`stonelab.models.prediction_scores`) on ``cfg.data.sources``.
+
+    ``data.split``: ``all`` scores every game; ``train``/``val``/``test`` score that
+    split of a training run's games (give the run's data.val_games, data.test_games
+    and data.split_seed), so two models can be compared on their held-out games.
+    """
     from pathlib import Path
 
-    from stonelab.data.kgs import GameCache, GamePositions, build_cache, cache_key, resolve_sources
+    from stonelab.data.kgs import GameCache, GamePositions, build_cache, cache_key, resolve_sources, split_games
     from stonelab.games.go import GoRules
+    from stonelab.models.identity import CHECKPOINT_KEY as GO_CHECKPOINT_KEY
     from stonelab.models.inference import net_from_checkpoint
-    from stonelab.models.move_prediction import accuracy_metrics
+    from stonelab.models.prediction_scores import PredictionScores
 
     if not cfg.get("ckpt_path"):
         raise ConfigError("ckpt_path=... is required: the checkpoint to evaluate")
     if not cfg.data.get("sources"):
         raise ConfigError("data.sources=[...] is required: the SGF files, folders or archives to score")
+    split = cfg.data.get("split", "all")
+    if split not in ("all", "train", "val", "test"):
+        raise ConfigError(f"data.split={split!r}: choose all, train, val or test")
     torch.set_num_threads(cfg.torch_threads or os.cpu_count() or 1)
     device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
-    net, identity = net_from_checkpoint(load_checkpoint_file(cfg.ckpt_path), source=cfg.ckpt_path)
+    checkpoint = load_checkpoint_file(cfg.ckpt_path)
+    net, identity = net_from_checkpoint(checkpoint, source=cfg.ckpt_path)
     net.to(device)
     rules = GoRules(identity["board_size"])
     paths = resolve_sources(list(cfg.data.sources), Path(cfg.data.download_dir))
@@ -89,28 +99,23 @@ def predict(cfg: DictConfig) -> dict:
     if not (folder / "summary.json").exists():
         build_cache(paths, folder, rules.n)
     cache = GameCache.load(folder, rules.n)
-    positions = GamePositions(cache, np.arange(cache.num_games), identity["encoder"], shuffle=False,
+    games = np.arange(cache.num_games)
+    if split != "all":
+        games = split_games(cache.num_games, cfg.data.val_games, cfg.data.test_games, cfg.data.split_seed)[split]
+    positions = GamePositions(cache, games, identity["encoder"], shuffle=False,
                               augment=False, batch_size=cfg.data.batch_size)
-    metrics = accuracy_metrics(rules.num_actions, ignore_index=None)
-    passes_skipped, start = 0, time.perf_counter()
+    scores = PredictionScores(rules.num_points, gate=checkpoint[GO_CHECKPOINT_KEY].get("gate"))
+    start = time.perf_counter()
     with torch.inference_mode():
         for batch in positions:
-            out = net(batch["planes"].to(device).float(), batch["to_play"].to(device))
-            logits = (out["policy"] if isinstance(out, dict) else out).cpu()
-            target = batch["target"]
-            if logits.shape[1] == rules.num_points:  # no pass output: pass targets are not scored
-                keep = target < rules.num_points
-                passes_skipped += int((~keep).sum())
-                logits = torch.cat([logits[keep], torch.full((int(keep.sum()), 1), -torch.inf)], dim=1)
-                target = target[keep]
-            metrics.update(logits, target)
-    scores = {k: float(v) for k, v in metrics.compute().items()}
+            scores.update(net(batch["planes"].to(device).float(), batch["to_play"].to(device)), batch["target"])
+    values = scores.compute()
     out = {"checkpoint": cfg.ckpt_path, "model": identity["model"], "sources": [str(p) for p in paths],
-           "games": cache.num_games, "positions_scored": positions.positions - passes_skipped,
-           "passes_not_scored": passes_skipped, **scores,
+           "split": split, "games": len(games), "positions_scored": positions.positions - scores.passes_not_scored,
+           "passes_not_scored": scores.passes_not_scored, **values,
            "seconds": round(time.perf_counter() - start, 1)}
-    print(f"{cfg.ckpt_path} on {cache.num_games} games ({out['positions_scored']} positions): "
-          + ", ".join(f"{k} {v:.4f}" for k, v in scores.items()))
+    print(f"{cfg.ckpt_path} on {len(games)} games ({out['positions_scored']} positions): "
+          + ", ".join(f"{k} {v:.4f}" for k, v in values.items()))
     write_result(cfg, "predict.json", out)
     return out
 

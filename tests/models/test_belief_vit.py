@@ -266,6 +266,24 @@ def test_checkpoint_and_move_predictor(trained):
     assert (probs[1][~busy.legal_mask()] == 0).all()
 
 
+def test_task_predict_scores_the_belief_and_the_gate(trained):
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    from tests.conftest import CONF
+
+    from stonelab.evaluate import run as run_eval
+
+    tmp, last, _ = trained
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose("eval", overrides=["task=predict", f"ckpt_path={last}", f"data.sources=[{tmp / 'sgf'}]",
+                                         f"data.cache_dir={tmp / 'cache'}", f"paths.output_dir={tmp / 'predict'}"])
+    out = run_eval(cfg)
+    for key in ("top1", "top5", "ece_softmax", "aurc_softmax", "ece", "aurc", "gate_rate", "gate_top1", "aurc_gated"):
+        assert 0.0 <= out[key] <= 1.0, key
+
+
 def test_checkpoint_of_another_model_is_refused(tmp_path, trained):
     from stonelab.models.identity import CheckpointMismatchError
     from stonelab.models.move_prediction import MovePredictionModule

@@ -108,6 +108,18 @@ def test_train_validate_test_and_predict(tmp_path):
     out = run_eval(ecfg)
     assert out["games"] == 12 and out["positions_scored"] > 1000
     assert json.loads((tmp_path / "eval" / "predict.json").read_text())["top1"] == out["top1"]
+    assert 0.0 <= out["ece_softmax"] <= 1.0 and 0.0 <= out["aurc_softmax"] <= 1.0
+    # The held-out games of the run, named by the run's own split settings.
+    GlobalHydra.instance().clear()
+    split = [f"data.{k}={cfg.data[k]}" for k in ("val_games", "test_games", "split_seed")]
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        tcfg = compose("eval", overrides=["task=predict", f"ckpt_path={last}", "data.split=test", *split,
+                                          f"data.sources=[{tmp_path / 'sgf'}]",
+                                          f"data.cache_dir={tmp_path / 'cache'}",
+                                          f"paths.output_dir={tmp_path / 'eval_test'}"])
+    held_out = run_eval(tcfg)
+    assert held_out["games"] == cfg.data.test_games and held_out["split"] == "test"
+    assert held_out["positions_scored"] < out["positions_scored"]
 
 
 def test_checkpoint_of_another_board_or_model_is_refused(tmp_path):

@@ -1,0 +1,89 @@
+"""Scores of a Go move predictor over many positions, the same for every model.
+
+Used by ``src/eval.py task=predict``, so a maddison_cnn and a belief_vit are
+compared on exactly the same positions and by exactly the same code:
+
+- top1 / top5 / top10: micro accuracy over positions (as the papers report);
+- ece_softmax: expected calibration error of the max softmax probability as a
+  confidence in the top-1 move (15 equal-width bins, L1, Guo et al. 2017);
+- aurc_softmax: area under the risk-coverage curve when positions are answered
+  in order of that max softmax (lower is better; `stonelab.models.figures.aurc`);
+- for a net with a belief head (belief_vit): ece and aurc of its confidence
+  output, and the gate (`stonelab.models.belief_vit.gate_moves` with the gate
+  settings saved in the checkpoint): gate_rate (fraction of positions whose top
+  move is suppressed), gate_top1 (accuracy of the gated moves) and aurc_gated.
+
+Only board moves are scored: an expert pass is left out for every model, since
+the paper's 361-way net has no pass output (their count is reported).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torchmetrics.classification import BinaryCalibrationError
+
+from stonelab.models.move_prediction import accuracy_metrics
+
+CALIBRATION_BINS = 15
+
+
+class PredictionScores:
+    def __init__(self, num_points: int, gate: dict | None = None):
+        self.num_points = num_points
+        self.gate = gate
+        self.accuracy = accuracy_metrics(num_points + 1, ignore_index=None)
+        self.ece = {name: BinaryCalibrationError(n_bins=CALIBRATION_BINS, norm="l1")
+                    for name in ("softmax", "confidence")}
+        self.columns: dict[str, list[np.ndarray]] = {k: [] for k in ("correct", "softmax", "confidence",
+                                                                    "gated", "gated_correct")}
+        self.passes_not_scored = 0
+
+    def update(self, out, target: torch.Tensor) -> None:
+        """``out``: the net's output (logits, or belief_vit's dict); ``target`` [B] action ids."""
+        logits = (out["policy"] if isinstance(out, dict) else out).float().cpu()
+        keep = target < self.num_points
+        self.passes_not_scored += int((~keep).sum())
+        if not keep.any():
+            return
+        logits, target = logits[keep], target[keep]
+        if logits.shape[1] == self.num_points:  # the paper's net: no pass output
+            logits = torch.cat([logits, torch.full((len(target), 1), -torch.inf)], dim=1)
+        probs = torch.softmax(logits, dim=1)
+        self.accuracy.update(logits, target)
+        top_prob, top = probs.max(dim=1)
+        correct = (top == target)
+        self.ece["softmax"].update(top_prob, correct.long())
+        self._append(correct=correct, softmax=top_prob)
+        if isinstance(out, dict) and "confidence" in out:
+            self._update_belief(out, keep, probs, target, correct)
+
+    def _update_belief(self, out: dict, keep, probs, target, correct) -> None:
+        from stonelab.models.belief_vit import gate_moves
+
+        confidence = torch.sigmoid(out["confidence"].float().cpu()[keep])
+        self.ece["confidence"].update(confidence, correct.long())
+        belief = torch.tanh(out["ownership"].float().cpu()[keep] / 2).flatten(1)
+        move, gated, _ = gate_moves(probs, confidence, belief, **self.gate)
+        self._append(confidence=confidence, gated=gated, gated_correct=(move == target))
+
+    def _append(self, **columns: torch.Tensor) -> None:
+        for name, values in columns.items():
+            self.columns[name].append(values.float().numpy())
+
+    def compute(self) -> dict:
+        from stonelab.models.figures import aurc
+
+        if not self.columns["correct"]:
+            return {}
+        col = {k: np.concatenate(v) for k, v in self.columns.items() if v}
+        scores = {k: float(v) for k, v in self.accuracy.compute().items()}
+        scores["ece_softmax"] = float(self.ece["softmax"].compute())
+        scores["aurc_softmax"] = aurc(col["correct"], col["softmax"])
+        if "confidence" in col:
+            scores["ece"] = float(self.ece["confidence"].compute())
+            scores["aurc"] = aurc(col["correct"], col["confidence"])
+            scores["gate_rate"] = float(col["gated"].mean())
+            scores["gate_top1"] = float(col["gated_correct"].mean())
+            scores["aurc_gated"] = aurc(col["gated_correct"], col["confidence"])
+        return scores
