@@ -264,6 +264,15 @@ def test_checkpoint_and_move_predictor(trained):
     assert probs.shape == (2, 362)
     np.testing.assert_allclose(probs.sum(1), 1.0, rtol=1e-5)
     assert (probs[1][~busy.legal_mask()] == 0).all()
+    # play_moves: the policy's best legal move, unless the checkpoint's gate replaces it.
+    assert predictor.gate == state["gate"]
+    states = [rules.new_state(), busy]
+    top = predictor.best_moves(states)[:, 0]
+    predictor.gate = {**state["gate"], "enabled": False}
+    np.testing.assert_array_equal(predictor.play_moves(states), top)
+    predictor.gate = {**state["gate"], "threshold": 1.0}  # every position is distrusted
+    gated = predictor.play_moves(states)
+    assert (gated != top).all() and all(s.legal_mask()[m] for s, m in zip(states, gated))
 
 
 def test_task_predict_scores_the_belief_and_the_gate(trained):

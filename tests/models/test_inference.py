@@ -29,6 +29,8 @@ def test_probabilities_are_batched_and_zero_on_illegal_moves():
     assert probs[0, 81] == 0.0  # no pass output and board moves exist: pass never proposed
     best = predictor().best_moves([busy], k=3)[0]
     assert all(legal[m] for m in best)
+    # Without a belief head, the move played without search is the best legal move.
+    assert predictor().play_moves([empty, busy]).tolist() == predictor().best_moves([empty, busy])[:, 0].tolist()
 
 
 def test_pass_when_nothing_else_is_legal():

@@ -64,36 +64,61 @@ def encode_states(states: Sequence[GoState], encoder: str, ranks: Sequence[int] 
 class MovePredictor:
     """A trained move predictor on one device; batched, illegal moves masked."""
 
-    def __init__(self, net: nn.Module, rules: GoRules, encoder: str, device: str | torch.device = "cpu"):
+    def __init__(self, net: nn.Module, rules: GoRules, encoder: str, device: str | torch.device = "cpu",
+                 gate: dict | None = None):
         self.net = net.to(device).eval()
         self.rules = rules
         self.encoder = encoder
         self.device = torch.device(device)
+        self.gate = gate  # seed 001's belief gate (belief_vit checkpoints): used by play_moves
 
     @classmethod
     def from_checkpoint(cls, path: str, device: str | torch.device = "cpu") -> MovePredictor:
-        net, identity = net_from_checkpoint(load_checkpoint_file(path), source=path)
-        return cls(net, GoRules(identity["board_size"]), identity["encoder"], device)
+        checkpoint = load_checkpoint_file(path)
+        net, identity = net_from_checkpoint(checkpoint, source=path)
+        return cls(net, GoRules(identity["board_size"]), identity["encoder"], device,
+                   gate=checkpoint[CHECKPOINT_KEY].get("gate"))
 
     @torch.inference_mode()
-    def logits(self, states: Sequence[GoState], ranks: Sequence[int] | None = None) -> torch.Tensor:
-        """Raw policy logits [B, n*n] or [B, n*n + 1] (nets with a pass output)."""
+    def outputs(self, states: Sequence[GoState], ranks: Sequence[int] | None = None):
+        """The net's raw output: policy logits [B, n*n] or [B, n*n + 1], or belief_vit's dict."""
         planes = torch.from_numpy(encode_states(states, self.encoder, ranks)).to(self.device).float()
         to_play = torch.tensor([s.to_play for s in states], device=self.device)
-        out = self.net(planes, to_play)
+        return self.net(planes, to_play)
+
+    def logits(self, states: Sequence[GoState], ranks: Sequence[int] | None = None) -> torch.Tensor:
+        """Raw policy logits [B, n*n] or [B, n*n + 1] (nets with a pass output)."""
+        out = self.outputs(states, ranks)
         return out["policy"] if isinstance(out, dict) else out
 
-    def probabilities(self, states: Sequence[GoState], ranks: Sequence[int] | None = None) -> np.ndarray:
-        """Move probabilities [B, n*n + 1] (pass last), zero on illegal moves."""
-        logits = self.logits(states, ranks).float().cpu()
+    def _masked_probabilities(self, logits: torch.Tensor, states: Sequence[GoState]) -> torch.Tensor:
+        logits = logits.float().cpu()
         legal = torch.from_numpy(np.stack([s.legal_mask() for s in states]))
         if logits.shape[1] == self.rules.num_actions - 1:
             # No pass output: pass is the move only when no board move is legal.
             no_board_move = ~legal[:, :-1].any(dim=1, keepdim=True)
             logits = torch.cat([logits, torch.where(no_board_move, 0.0, -torch.inf)], dim=1)
-        logits = logits.masked_fill(~legal, -torch.inf)
-        return torch.softmax(logits, dim=1).numpy()
+        return torch.softmax(logits.masked_fill(~legal, -torch.inf), dim=1)
+
+    def probabilities(self, states: Sequence[GoState], ranks: Sequence[int] | None = None) -> np.ndarray:
+        """Move probabilities [B, n*n + 1] (pass last), zero on illegal moves."""
+        return self._masked_probabilities(self.logits(states, ranks), states).numpy()
 
     def best_moves(self, states: Sequence[GoState], k: int = 1, ranks: Sequence[int] | None = None) -> np.ndarray:
         """The ``k`` most probable legal moves per state, best first: int [B, k]."""
         return np.argsort(-self.probabilities(states, ranks), axis=1, kind="stable")[:, :k]
+
+    def play_moves(self, states: Sequence[GoState], ranks: Sequence[int] | None = None) -> np.ndarray:
+        """The move each state gets without search, int [B]: the most probable legal move,
+        or, for a belief_vit whose gate is on, the gated move (a top move the belief
+        distrusts is replaced, `stonelab.models.belief_vit.gate_moves`)."""
+        out = self.outputs(states, ranks)
+        probs = self._masked_probabilities(out["policy"] if isinstance(out, dict) else out, states)
+        if not (isinstance(out, dict) and self.gate and self.gate.get("enabled")):
+            return probs.argmax(dim=1).numpy()
+        from stonelab.models.belief_vit import gate_moves
+
+        confidence = torch.sigmoid(out["confidence"].float().cpu())
+        belief = torch.tanh(out["ownership"].float().cpu() / 2).flatten(1)
+        move, _, _ = gate_moves(probs, confidence, belief, **self.gate)
+        return move.numpy()
