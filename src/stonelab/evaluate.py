@@ -102,13 +102,16 @@ def predict(cfg: DictConfig) -> dict:
     games = np.arange(cache.num_games)
     if split != "all":
         games = split_games(cache.num_games, cfg.data.val_games, cfg.data.test_games, cfg.data.split_seed)[split]
+    memory = getattr(net, "memory", 0)  # a belief_vit with a memory reads past positions too
     positions = GamePositions(cache, games, identity["encoder"], shuffle=False,
-                              augment=False, batch_size=cfg.data.batch_size)
+                              augment=False, batch_size=cfg.data.batch_size, history=memory)
     scores = PredictionScores(rules.num_points, gate=checkpoint[GO_CHECKPOINT_KEY].get("gate"))
     start = time.perf_counter()
     with torch.inference_mode():
         for batch in positions:
-            scores.update(net(batch["planes"].to(device).float(), batch["to_play"].to(device)), batch["target"])
+            past = {"history": batch["history"].to(device)} if memory else {}
+            scores.update(net(batch["planes"].to(device).float(), batch["to_play"].to(device), **past),
+                          batch["target"])
     values = scores.compute()
     out = {"checkpoint": cfg.ckpt_path, "model": identity["model"], "sources": [str(p) for p in paths],
            "split": split, "games": len(games), "positions_scored": positions.positions - scores.passes_not_scored,

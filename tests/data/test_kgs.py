@@ -276,3 +276,42 @@ def test_an_archive_gives_the_same_cache_as_its_files_unpacked(games_dir, tmp_pa
     b = GameCache.load(loose.cache_folder(), 19)
     for name in GameCache.ARRAYS:
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+
+
+def test_history_holds_the_previous_positions_of_the_same_game(games_dir, tmp_path):
+    dm = module(games_dir, tmp_path, encoder="simple4", history=3, batch_size=64)
+    dm.setup()
+    batch = next(iter(dm.dataset("val")))  # unshuffled: the first game's positions in order
+    planes, history = batch["planes"].numpy(), batch["history"].numpy()
+    assert history.shape == (64, 3, 4, 19, 19) and history.dtype == np.uint8
+    assert not history[0].any()                          # before the start: nothing
+    assert not history[1, :2].any()
+    np.testing.assert_array_equal(history[1, 2], planes[0])
+    np.testing.assert_array_equal(history[10], planes[7:10])  # positions 7, 8, 9 before 10, oldest first
+
+
+def test_history_turns_with_the_position(games_dir, tmp_path):
+    from stonelab.games.symmetry import transform_planes
+
+    dm = module(games_dir, tmp_path, encoder="simple4", history=2)
+    dm.setup()
+    ds = dm.dataset("val")
+    batch = next(iter(ds))
+    k = len(batch["target"])
+    ds.augment = True
+    out = ds._finish(batch["planes"].numpy().copy(), batch["target"].numpy().copy(), batch["value"].numpy().copy(),
+                     batch["to_play"].numpy().copy(), k, np.random.default_rng(0), None, batch["history"].numpy().copy())
+    syms = np.random.default_rng(0).integers(8, size=k)
+    for i in range(k):
+        for h in range(2):
+            np.testing.assert_array_equal(out["history"][i, h].numpy(),
+                                          transform_planes(batch["history"][i, h].numpy(), int(syms[i])))
+
+
+def test_history_follows_the_belief_models_memory(tmp_path):
+    from tests.conftest import compose_go
+
+    assert compose_go("belief_vit", ["model.net.memory=4"], tmp_path).data.history == 4
+    assert compose_go("maddison_cnn", [], tmp_path).data.history == 0
+    with pytest.raises(ConfigError, match="data.history"):
+        module(SAMPLE, tmp_path, history=-1)

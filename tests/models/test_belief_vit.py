@@ -352,3 +352,53 @@ def test_inspect_writes_a_png(trained, tmp_path):
                   f"paths.output_dir={tmp_path / 'eval'}"])
     with pytest.raises(ConfigError, match="sgf=FILE is required"):
         run_eval(["task=inspect", f"ckpt_path={last}", "move=3", f"paths.output_dir={tmp_path / 'eval'}"])
+
+
+def test_memory_reads_the_past_positions():
+    from stonelab.errors import ConfigError
+    from stonelab.models.belief_vit import BeliefViTModule
+
+    torch.manual_seed(0)
+    net = BeliefViT(4, 9, embed_dim=16, heads=2, layers=1, ff_dim=32, belief_hidden=16, memory=3)
+    planes = (torch.rand(2, 4, 9, 9) > 0.5).float()
+    past = (torch.rand(2, 3, 4, 9, 9) > 0.5).to(torch.uint8)
+    out = net(planes, None, past)
+    assert not torch.allclose(out["policy"], net(planes, None, torch.zeros_like(past))["policy"])
+    assert torch.allclose(net(planes, None, None)["policy"], net(planes, None, torch.zeros_like(past))["policy"])
+    out["policy"].sum().backward()
+    assert net.memory_gru.weight_ih_l0.grad.abs().sum() > 0   # the policy learns through the memory
+    with pytest.raises(ValueError, match="model.net.memory=3"):
+        net(planes, None, past[:, :2])
+    # A memory net trained on batches without past positions is refused, by name.
+    module = BeliefViTModule(net, GoRules(9))
+    batch = {"planes": planes, "to_play": torch.ones(2, dtype=torch.long), "target": torch.tensor([0, 1]),
+             "value": torch.zeros(2), "ownership": torch.zeros(2, 9, 9)}
+    with pytest.raises(ConfigError, match="data.history=3"):
+        module.training_step(batch, 0)
+
+
+def test_fast_dev_run_with_memory(tmp_path):
+    from stonelab.pipeline import train
+
+    cfg = compose_go("belief_vit", [*TINY_OVERRIDES, "model.net.memory=2", "+trainer.fast_dev_run=true",
+                                    "logger=none"], tmp_path)
+    assert cfg.data.history == 2
+    assert "train/loss" in train(cfg)["metrics"]
+
+
+def test_move_predictor_feeds_the_memory_the_game_so_far():
+    from stonelab.models.inference import MovePredictor
+
+    torch.manual_seed(0)
+    net = BeliefViT(4, 9, embed_dim=16, heads=2, layers=1, ff_dim=32, belief_hidden=16, memory=2)
+    predictor = MovePredictor(net, GoRules(9), "simple4")
+    rules = GoRules(9)
+    states = [rules.new_state()]
+    for move in (40, 20, 30):
+        states.append(states[-1].copy())
+        states[-1].play(move)
+    now = states[-1]
+    with_past = predictor.outputs([now], histories=[states[:-1]])["policy"]
+    assert not torch.allclose(with_past, predictor.outputs([now])["policy"])
+    # Only the last `memory` positions are read.
+    assert torch.allclose(with_past, predictor.outputs([now], histories=[states[1:-1]])["policy"])

@@ -326,12 +326,16 @@ class GamePositions(IterableDataset):
     unknown), to_play int64 [B] (+1 black, -1 white) and ownership float32
     [B, n, n]: the cache's APPROXIMATE end-of-game owner of each point from the side
     to move's view (+1 own, -1 opponent's, 0 unclear), turned by the same symmetry
-    as the planes.
+    as the planes. With ``history=H > 0`` a batch also holds history uint8
+    [B, H, C, n, n]: the planes of the H positions before each one in its game, oldest
+    first, all-zero before the game's start, turned by the same symmetry (for a model
+    with a memory over past positions; the shuffle buffer then holds H + 1 positions
+    per item).
     """
 
     def __init__(self, cache: GameCache, game_ids: np.ndarray, encoder: str, *, shuffle: bool,
                  augment: bool, batch_size: int = 128, shuffle_buffer: int = 8192, seed: int = 0,
-                 num_workers: int = 0):
+                 num_workers: int = 0, history: int = 0):
         self.cache = cache
         self.game_ids = np.asarray(game_ids)
         self.encoder = ENCODERS[encoder]
@@ -341,6 +345,7 @@ class GamePositions(IterableDataset):
         self.seed = seed
         self.num_workers = num_workers
         self.batch_size = batch_size
+        self.history = history
         self.positions = int(cache.game_lengths()[self.game_ids].sum())
 
     def __len__(self) -> int:
@@ -375,8 +380,11 @@ class GamePositions(IterableDataset):
             values = (to_play * int(self.cache.winner[g])).astype(np.float32)
             end = len(moves) if status == -1 else max(int(status), 0)
             ownership = np.array(self.cache.ownership[g])  # black's view, int8 [n*n]
+            h = self.history
+            padded = np.concatenate([np.zeros((h, c, n, n), dtype=np.uint8), planes]) if h else None
             for i in range(end):
-                yield planes[i], int(targets[i]), values[i], to_play[i], ownership
+                past = padded[i:i + h] if h else None  # positions i-h .. i-1 (zeros before the start)
+                yield planes[i], int(targets[i]), values[i], to_play[i], ownership, past
 
     def __iter__(self):
         reader, readers = _shard_info()
@@ -400,25 +408,29 @@ class GamePositions(IterableDataset):
         values = np.empty(size, dtype=np.float32)
         to_play = np.empty(size, dtype=np.int64)
         ownership = np.empty((size, n * n), dtype=np.int8)
+        history = np.empty((size, self.history, c, n, n), dtype=np.uint8) if self.history else None
         k = 0
-        for i, (p, t, v, c, o) in enumerate(stream):
+        for i, (p, t, v, colour, o, past) in enumerate(stream):
             if i >= count:
                 break
-            planes[k], targets[k], values[k], to_play[k] = p, t, v, c
-            ownership[k] = o if c == 1 else -o  # the side to move's view
+            planes[k], targets[k], values[k], to_play[k] = p, t, v, colour
+            ownership[k] = o if colour == 1 else -o  # the side to move's view
+            if history is not None:
+                history[k] = past
             k += 1
             if k == size:
-                yield self._finish(planes, targets, values, to_play, k, rng, ownership)
+                yield self._finish(planes, targets, values, to_play, k, rng, ownership, history)
                 k = 0
         if k:
-            yield self._finish(planes, targets, values, to_play, k, rng, ownership)
+            yield self._finish(planes, targets, values, to_play, k, rng, ownership, history)
 
     def _finish(self, planes, targets, values, to_play, k: int, rng: np.random.Generator,
-                ownership: np.ndarray | None = None) -> dict:
+                ownership: np.ndarray | None = None, history: np.ndarray | None = None) -> dict:
         """The batch of the first ``k`` rows; ``ownership`` int8 [>= k, n*n] (side to move's view)."""
         n = self.cache.board_size
         planes, targets = planes[:k].copy(), targets[:k].copy()
         own = ownership[:k].copy() if ownership is not None else None
+        past = history[:k].copy() if history is not None else None
         if self.augment:
             perms, inverse = permutations(n), inverse_permutations(n)
             syms = rng.integers(NUM_SYMMETRIES, size=k)
@@ -428,12 +440,17 @@ class GamePositions(IterableDataset):
                 planes[rows] = flat[:, :, perms[sym]].reshape(len(rows), -1, n, n)
                 if own is not None:  # the ownership map turns with the stones
                     own[rows] = own[rows][:, perms[sym]]
+                if past is not None:  # and so do the past positions
+                    flat = past[rows].reshape(len(rows), self.history, -1, n * n)
+                    past[rows] = flat[..., perms[sym]].reshape(past[rows].shape)
                 board_moves = rows[targets[rows] < n * n]  # pass stays pass
                 targets[board_moves] = inverse[sym][targets[board_moves]]
         batch = {"planes": torch.from_numpy(planes), "target": torch.from_numpy(targets),
                  "value": torch.from_numpy(values[:k].copy()), "to_play": torch.from_numpy(to_play[:k].copy())}
         if own is not None:
             batch["ownership"] = torch.from_numpy(own.reshape(k, n, n).astype(np.float32))
+        if past is not None:
+            batch["history"] = torch.from_numpy(past)
         return batch
 
 
@@ -466,7 +483,7 @@ class KGSDataModule(L.LightningDataModule):
                  batch_size: int = 128, num_workers: int = 0, val_games: int = 30,
                  test_games: int = 30, split_seed: int = 0, shuffle_buffer: int = 8192,
                  augment: bool = True, cache_dir: str = "data/cache",
-                 download_dir: str = "data/downloads", seed: int = 0):
+                 download_dir: str = "data/downloads", seed: int = 0, history: int = 0):
         super().__init__()
         # The board comes from the game config (one source of truth); board_size is for
         # use without Hydra.
@@ -484,6 +501,8 @@ class KGSDataModule(L.LightningDataModule):
              f"data.test_games={test_games!r} must be >= 0"),
             (lambda: isinstance(shuffle_buffer, int) and shuffle_buffer >= 1,
              f"data.shuffle_buffer={shuffle_buffer!r} must be >= 1"),
+            (lambda: isinstance(history, int) and history >= 0,
+             f"data.history={history!r} must be an int >= 0 (past positions per sample)"),
         ])
         self.sources = list(sources) if not isinstance(sources, str) else [sources]
         self.encoder = encoder
@@ -498,6 +517,7 @@ class KGSDataModule(L.LightningDataModule):
         self.cache_dir = Path(cache_dir)
         self.download_dir = Path(download_dir)
         self.seed = seed
+        self.history = history
         self.cache: GameCache | None = None
         self.splits: dict[str, np.ndarray] = {}
         self.summary: dict = {}
@@ -535,7 +555,8 @@ class KGSDataModule(L.LightningDataModule):
         train = split == "train"
         return GamePositions(self.cache, self.splits[split], self.encoder, shuffle=train,
                              augment=train and self.augment, shuffle_buffer=self.shuffle_buffer,
-                             batch_size=self.batch_size, seed=self.seed, num_workers=self.num_workers)
+                             batch_size=self.batch_size, seed=self.seed, num_workers=self.num_workers,
+                             history=self.history)
 
     def _loader(self, split: str) -> DataLoader:
         return DataLoader(self.dataset(split), batch_size=None, num_workers=self.num_workers,

@@ -165,19 +165,19 @@ class BeliefViTModule(L.LightningModule):
             self.history = {"train": list(history.get("train", [])), "val": list(history.get("val", []))}
 
     # -- the model
-    def forward(self, planes: torch.Tensor, to_play: torch.Tensor) -> dict:
-        return self.net(planes.float(), to_play)
+    def forward(self, planes: torch.Tensor, to_play: torch.Tensor, history: torch.Tensor | None = None) -> dict:
+        return self.net(planes.float(), to_play, history)
 
     @torch.no_grad()
     def gated_moves(self, planes: torch.Tensor, to_play: torch.Tensor, legal: torch.Tensor | None = None,
-                    **gate) -> dict:
+                    history: torch.Tensor | None = None, **gate) -> dict:
         """The gated move per position (see `gate_moves`); ``gate`` overrides model.gate's keys.
 
         legal: optional bool [B, n*n + 1] (illegal moves get probability 0). Returns a
         dict of move, gated, top (the policy's top move), confidence, probs, belief, value.
         """
         settings = {**self.gate, **gate}
-        out = self(planes, to_play)
+        out = self(planes, to_play, history)
         logits = out["policy"].float()
         if legal is not None:
             logits = logits.masked_fill(~legal.to(logits.device), -torch.inf)
@@ -190,7 +190,11 @@ class BeliefViTModule(L.LightningModule):
 
     def _losses(self, batch: dict) -> tuple[dict, dict, dict]:
         """(losses, net outputs, extras: correct, known, decided, own) of one batch."""
-        out = self(batch["planes"], batch["to_play"])
+        memory = getattr(self.net, "memory", 0)
+        if memory and batch.get("history") is None:
+            raise ConfigError(f"model.net.memory={memory} reads past positions, but the batches have none: "
+                              f"set data.history={memory}")
+        out = self(batch["planes"], batch["to_play"], batch.get("history"))
         logits, target = out["policy"], batch["target"]
         with torch.no_grad():  # the confidence target: the detached policy's correctness
             correct = (logits.detach().argmax(dim=1) == target).float()

@@ -80,11 +80,25 @@ class MovePredictor:
                    gate=checkpoint[CHECKPOINT_KEY].get("gate"))
 
     @torch.inference_mode()
-    def outputs(self, states: Sequence[GoState], ranks: Sequence[int] | None = None):
-        """The net's raw output: policy logits [B, n*n] or [B, n*n + 1], or belief_vit's dict."""
+    def outputs(self, states: Sequence[GoState], ranks: Sequence[int] | None = None,
+                histories: Sequence[Sequence[GoState]] | None = None):
+        """The net's raw output: policy logits [B, n*n] or [B, n*n + 1], or belief_vit's dict.
+
+        histories: for a net with a memory (belief_vit, model.net.memory > 0), the
+        positions before each state, oldest first (the last ``memory`` are read; fewer
+        are padded as at the game's start; None = no past positions).
+        """
         planes = torch.from_numpy(encode_states(states, self.encoder, ranks)).to(self.device).float()
         to_play = torch.tensor([s.to_play for s in states], device=self.device)
-        return self.net(planes, to_play)
+        memory = getattr(self.net, "memory", 0)
+        if not memory:
+            return self.net(planes, to_play)
+        past = np.zeros((len(states), memory, *planes.shape[1:]), dtype=np.uint8)
+        for i, history in enumerate(histories or [[] for _ in states]):
+            recent = list(history)[-memory:]
+            if recent:
+                past[i, memory - len(recent):] = encode_states(recent, self.encoder)
+        return self.net(planes, to_play, torch.from_numpy(past).to(self.device))
 
     def logits(self, states: Sequence[GoState], ranks: Sequence[int] | None = None) -> torch.Tensor:
         """Raw policy logits [B, n*n] or [B, n*n + 1] (nets with a pass output)."""

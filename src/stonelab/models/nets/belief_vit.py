@@ -76,7 +76,7 @@ class BeliefViT(nn.Module):
 
     def __init__(self, in_planes: int = 4, board_size: int = 19, *, embed_dim: int = 128, heads: int = 4,
                  layers: int = 4, ff_dim: int = 512, dropout: float = 0.0, belief_hidden: int = 256,
-                 advice: bool = True, ownership_head: str = "tokens"):
+                 advice: bool = True, ownership_head: str = "tokens", memory: int = 0):
         super().__init__()
         check([
             (lambda: isinstance(embed_dim, int) and embed_dim >= 4 and embed_dim % 4 == 0,
@@ -90,10 +90,12 @@ class BeliefViT(nn.Module):
              f"model.net.belief_hidden={belief_hidden!r} must be >= 1"),
             (lambda: ownership_head in ("tokens", "pooled"),
              f"model.net.ownership_head={ownership_head!r}: choose tokens or pooled"),
+            (lambda: isinstance(memory, int) and memory >= 0,
+             f"model.net.memory={memory!r} must be an int >= 0 (past positions read; 0 = off)"),
         ])
         self.config = dict(in_planes=in_planes, board_size=board_size, embed_dim=embed_dim, heads=heads,
                            layers=layers, ff_dim=ff_dim, dropout=dropout, belief_hidden=belief_hidden,
-                           advice=advice, ownership_head=ownership_head)
+                           advice=advice, ownership_head=ownership_head, memory=memory)
         self.board_size = board_size
         self.num_points = board_size * board_size
         self.advice = advice
@@ -105,6 +107,14 @@ class BeliefViT(nn.Module):
                                            activation="gelu", batch_first=True, norm_first=True)
         self.encoder = nn.TransformerEncoder(layer, layers, norm=nn.LayerNorm(embed_dim),
                                              enable_nested_tensor=False)
+        # Memory (seed 001: history and ko): each of the last `memory` positions is
+        # summarised by one linear map of all its planes (so where stones were, not just
+        # how many), a GRU reads the summaries oldest first, and its last state joins
+        # the encoder's input as one more token that every point can attend to.
+        self.memory = memory
+        if memory:
+            self.memory_summary = nn.Linear(in_planes * self.num_points, embed_dim)
+            self.memory_gru = nn.GRU(embed_dim, embed_dim, batch_first=True)
         # Belief head: pooled board tokens -> MLP -> confidence, value, ownership map.
         self.belief = nn.ModuleDict({
             "mlp": nn.Sequential(nn.Linear(embed_dim, belief_hidden), nn.GELU(),
@@ -124,16 +134,32 @@ class BeliefViT(nn.Module):
     def policy_parameters(self):
         return self.policy.parameters()
 
-    def trunk(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def memory_token(self, history: torch.Tensor | None, like: torch.Tensor) -> torch.Tensor:
+        """[B, 1, D]: the GRU's summary of ``history`` [B, memory, C, n, n] (oldest first;
+        None = no past positions, as at a game's start)."""
+        b = like.shape[0]
+        if history is None:
+            history = like.new_zeros(b, self.memory, self.config["in_planes"] * self.num_points)
+        elif tuple(history.shape[:2]) != (b, self.memory):
+            raise ValueError(f"history has shape {tuple(history.shape)}; this net reads "
+                             f"[{b}, {self.memory}, planes, n, n] (model.net.memory={self.memory})")
+        summaries = self.memory_summary(history.flatten(2).to(like.dtype))
+        _, last = self.memory_gru(summaries)
+        return last[-1][:, None]
+
+    def trunk(self, planes: torch.Tensor, history: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """(board tokens [B, N, D], pass token [B, D]) after the encoder."""
         x = self.embed(planes).flatten(2).transpose(1, 2)  # [B, N, D]
         x = self.positions(x)
-        pass_tok = self.pass_token.to(x.dtype).expand(x.shape[0], 1, -1)
-        out = self.encoder(torch.cat([x, pass_tok], dim=1))
+        extra = [self.pass_token.to(x.dtype).expand(x.shape[0], 1, -1)]
+        if self.memory:
+            extra.append(self.memory_token(history, x))
+        out = self.encoder(torch.cat([x, *extra], dim=1))
         return out[:, :self.num_points], out[:, self.num_points]
 
-    def forward(self, planes: torch.Tensor, to_play: torch.Tensor | None = None) -> dict:
-        tokens, pass_tok = self.trunk(planes.float())
+    def forward(self, planes: torch.Tensor, to_play: torch.Tensor | None = None,
+                history: torch.Tensor | None = None) -> dict:
+        tokens, pass_tok = self.trunk(planes.float(), history)
         h = self.belief["mlp"](tokens.mean(dim=1))
         confidence = self.belief["confidence"](h).squeeze(1)
         value = self.belief["value"](h).squeeze(1)
