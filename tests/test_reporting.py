@@ -47,3 +47,20 @@ def test_broken_result_file_is_named(tmp_path, capsys):
     (tmp_path / "run" / "result.json").write_text("{truncated")
     assert reporting.main(["sweep", str(tmp_path)]) == 2
     assert "run/result.json: not a result.json" in capsys.readouterr().err
+
+
+def test_time_to_strength_is_the_first_evaluation_reaching_the_target(sweep_folder):
+    import json
+
+    result = json.loads((next(sweep_folder.rglob("result.json"))).read_text())
+    elapsed = [e["elapsed_s"] for e in result["evaluations"]]
+    assert elapsed == sorted(elapsed) and elapsed[0] > 0  # the run's training seconds at each evaluation
+    evals = [{"win_ratio": 0.2, "elapsed_s": 10.0}, {"win_ratio": 0.65, "elapsed_s": 20.0},
+             {"win_ratio": 0.9, "elapsed_s": 30.0}]
+    assert reporting.seconds_to_target(evals, 0.6) == 20.0
+    assert reporting.seconds_to_target(evals, 0.95) is None
+    assert reporting.seconds_to_target([{"win_ratio": 1.0}], 0.5) is None  # older runs: no elapsed_s
+    # With target 0 every run gets there at its first evaluation.
+    for row in reporting.collect_results(sweep_folder, target=0.0):
+        first = json.loads((sweep_folder / row["run"] / "result.json").read_text())["evaluations"][0]
+        assert row["seconds_to_target"] == first["elapsed_s"]

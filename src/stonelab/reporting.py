@@ -78,10 +78,20 @@ def plot_training_curve(run_dir: Path, out: Path | None = None) -> Path:
 RESULT_COLUMNS = ["run", "task_name", "game", "window", "threat_aware", "threat_space", "adaptive",
                   "top_k", "top_k_mode", "seconds", "games_played", "train_steps", "final_win_ratio",
                   "final_ci_low", "final_ci_high", "best_win_ratio", "candidates_mean",
-                  "candidate_reduction", "opponent"]
+                  "candidate_reduction", "opponent", "target_win_ratio", "seconds_to_target"]
+DEFAULT_TARGET = 0.6  # seed 000's best win ratio for its pruned 8x8 connect-5 run
 
 
-def collect_results(folder: Path) -> list[dict]:
+def seconds_to_target(evaluations: list[dict], target: float) -> float | None:
+    """Training seconds before the first evaluation scoring >= ``target`` (None: never,
+    or a run recorded before evaluations carried elapsed_s)."""
+    for e in evaluations:
+        if e["win_ratio"] >= target and "elapsed_s" in e:
+            return e["elapsed_s"]
+    return None
+
+
+def collect_results(folder: Path, target: float = DEFAULT_TARGET) -> list[dict]:
     """One row per result.json under ``folder``, sorted by path."""
     rows = []
     for path in sorted(folder.rglob("result.json")):
@@ -104,18 +114,19 @@ def collect_results(folder: Path) -> list[dict]:
             "final_ci_high": last.get("ci_high"), "best_win_ratio": result.get("best_win_ratio"),
             "candidates_mean": selfplay.get("search/candidates_mean"),
             "candidate_reduction": selfplay.get("search/candidate_reduction"),
-            "opponent": last.get("opponent"),
+            "opponent": last.get("opponent"), "target_win_ratio": target,
+            "seconds_to_target": seconds_to_target(evals, target),
         })
     return rows
 
 
-def write_sweep_report(folder: Path) -> tuple[Path, Path]:
+def write_sweep_report(folder: Path, target: float = DEFAULT_TARGET) -> tuple[Path, Path]:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = collect_results(folder)
+    rows = collect_results(folder, target)
     if not rows:
         raise FileNotFoundError(f"{folder}: no result.json below it (did the runs finish?)")
     csv_path = folder / "results.csv"
@@ -153,12 +164,14 @@ def main(argv: list[str] | None = None) -> int:
     curve.add_argument("--out", type=Path, default=None)
     sweep = sub.add_parser("sweep", help="results.csv and the trade-off plot of a folder of runs")
     sweep.add_argument("folder", type=Path)
+    sweep.add_argument("--target", type=float, default=DEFAULT_TARGET,
+                       help="win ratio for the seconds_to_target column (time to strength; default %(default)s)")
     args = parser.parse_args(argv)
     try:
         if args.command == "curve":
             print(plot_training_curve(args.run_dir, args.out))
         else:
-            for path in write_sweep_report(args.folder):
+            for path in write_sweep_report(args.folder, args.target):
                 print(path)
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -56,18 +56,28 @@ class Evaluation(L.Callback):
         self.best_win_ratio = -1.0
         self.last_eval_round = 0
         self.history: list[dict] = []
+        self.elapsed_before = 0.0  # training seconds of earlier sessions of a resumed run
+        self._fit_start: float | None = None
 
     def state_dict(self) -> dict:
         return {"pure_playouts": self.pure_playouts, "best_win_ratio": self.best_win_ratio,
-                "last_eval_round": self.last_eval_round, "history": json.dumps(self.history)}
+                "last_eval_round": self.last_eval_round, "history": json.dumps(self.history),
+                "elapsed_s": self.elapsed()}
 
     def load_state_dict(self, state: dict) -> None:
         self.pure_playouts = int(state["pure_playouts"])
         self.best_win_ratio = float(state["best_win_ratio"])
         self.last_eval_round = int(state["last_eval_round"])
         self.history = json.loads(state["history"])
+        self.elapsed_before = float(state.get("elapsed_s", 0.0))
+
+    def elapsed(self) -> float:
+        """Wall seconds of training so far, across resumes (for time-to-strength)."""
+        now = time.perf_counter() - self._fit_start if self._fit_start is not None else 0.0
+        return self.elapsed_before + now
 
     def on_fit_start(self, trainer, pl_module) -> None:
+        self._fit_start = time.perf_counter()
         # Refuse an opponent of another game before any self-play, and load it once.
         self._opponent_net = (load_policy_value_net(self.opponent_checkpoint, pl_module.game)
                               if self.opponent_checkpoint else None)
@@ -85,10 +95,11 @@ class Evaluation(L.Callback):
             self.evaluate(trainer, pl_module)
 
     def evaluate(self, trainer, module) -> MatchResult:
-        start = time.perf_counter()
+        start, elapsed = time.perf_counter(), self.elapsed()  # the strength the run had reached by now
         result = self._play_share(trainer, module)
         record = {
             "round": module.rounds, "train_step": module.train_steps, "games_played": module.games_played,
+            "elapsed_s": round(elapsed, 1),
             "opponent": self.opponent_name(), "wins": result.wins, "draws": result.draws,
             "losses": result.losses, "win_ratio": result.win_ratio,
             "ci_low": result.interval[0], "ci_high": result.interval[1],

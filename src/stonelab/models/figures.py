@@ -19,15 +19,8 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-GTP_LETTERS = "ABCDEFGHJKLMNOPQRST"  # no I
+from stonelab.protocols.gtp import GTP_LETTERS, move_name
 
-
-def move_name(move: int, n: int) -> str:
-    """GTP name of a point (row 0 is the top row, so row r is number n - r), or "pass"."""
-    if move >= n * n:
-        return "pass"
-    r, c = divmod(int(move), n)
-    return f"{GTP_LETTERS[c]}{n - r}"
 
 
 def new_figure(width: float, height: float) -> Figure:

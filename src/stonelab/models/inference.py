@@ -122,11 +122,12 @@ class MovePredictor:
         """The ``k`` most probable legal moves per state, best first: int [B, k]."""
         return np.argsort(-self.probabilities(states, ranks), axis=1, kind="stable")[:, :k]
 
-    def play_moves(self, states: Sequence[GoState], ranks: Sequence[int] | None = None) -> np.ndarray:
+    def play_moves(self, states: Sequence[GoState], ranks: Sequence[int] | None = None,
+                   histories: Sequence[Sequence[GoState]] | None = None) -> np.ndarray:
         """The move each state gets without search, int [B]: the most probable legal move,
         or, for a belief_vit whose gate is on, the gated move (a top move the belief
-        distrusts is replaced, `stonelab.models.belief_vit.gate_moves`)."""
-        out = self.outputs(states, ranks)
+        distrusts is replaced, `stonelab.models.belief_vit.gate_moves`). ``histories``: see `outputs`."""
+        out = self.outputs(states, ranks, histories)
         probs = self._masked_probabilities(out["policy"] if isinstance(out, dict) else out, states)
         if not (isinstance(out, dict) and self.gate and self.gate.get("enabled")):
             return probs.argmax(dim=1).numpy()
