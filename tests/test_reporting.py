@@ -28,6 +28,9 @@ def test_sweep_collects_every_run(sweep_folder):
     assert [int(r["top_k"]) for r in rows] == [0, 0, 8]
     assert float(rows[0]["candidate_reduction"]) == 0.0
     assert float(rows[1]["candidate_reduction"]) > 0.0
+    # A run's reduction is the mean over all its rounds, not the last round's.
+    series = [v for _, v in reporting.read_metrics(sweep_folder / "1")["search/candidate_reduction"]]
+    assert float(rows[1]["candidate_reduction"]) == pytest.approx(sum(series) / len(series))
     assert png_path.stat().st_size > 1000
 
 

@@ -91,6 +91,16 @@ def seconds_to_target(evaluations: list[dict], target: float) -> float | None:
     return None
 
 
+def run_mean(run_dir: Path, metric: str, last: float | None) -> float | None:
+    """The mean of a per-round metric over the whole run (its CSV log), else ``last``:
+    one round's candidate count says little about a run whose games change as it learns."""
+    try:
+        values = [v for _, v in read_metrics(run_dir).get(metric, [])]
+    except FileNotFoundError:
+        return last
+    return sum(values) / len(values) if values else last
+
+
 def collect_results(folder: Path, target: float = DEFAULT_TARGET) -> list[dict]:
     """One row per result.json under ``folder``, sorted by path."""
     rows = []
@@ -112,8 +122,9 @@ def collect_results(folder: Path, target: float = DEFAULT_TARGET) -> list[dict]:
             "games_played": result.get("games_played"), "train_steps": result.get("train_steps"),
             "final_win_ratio": result.get("final_win_ratio"), "final_ci_low": last.get("ci_low"),
             "final_ci_high": last.get("ci_high"), "best_win_ratio": result.get("best_win_ratio"),
-            "candidates_mean": selfplay.get("search/candidates_mean"),
-            "candidate_reduction": selfplay.get("search/candidate_reduction"),
+            "candidates_mean": run_mean(path.parent, "search/candidates_mean", selfplay.get("search/candidates_mean")),
+            "candidate_reduction": run_mean(path.parent, "search/candidate_reduction",
+                                            selfplay.get("search/candidate_reduction")),
             "opponent": last.get("opponent"), "target_win_ratio": target,
             "seconds_to_target": seconds_to_target(evals, target),
         })
@@ -144,7 +155,7 @@ def write_sweep_report(folder: Path, target: float = DEFAULT_TARGET) -> tuple[Pa
         y = r["best_win_ratio"] / reference if reference else r["best_win_ratio"]
         ax.scatter(r["candidate_reduction"], y)
         label = f"w{r['window']}" + ("+t" if r["threat_aware"] else "") + ("+ts" if r["threat_space"] else "") \
-            + ("+ad" if r["adaptive"] else "") + (f"+top{r['top_k']}" if r["top_k"] else "")
+            + ("+ad" if r["adaptive"] else "") + (f"+top{r['top_k']}" if r["top_k"] else "") + ("(within)" if r["top_k"] and r["top_k_mode"] == "within" else "")
         ax.annotate(label, (r["candidate_reduction"], y), fontsize=7)
     ax.set_xlabel("candidate reduction (fraction of legal moves pruned)")
     ax.set_ylabel("relative strength (best win ratio / unpruned)" if reference else "best win ratio")
