@@ -68,3 +68,14 @@ def compose_go(model: str, overrides: list[str], tmp_path: Path):
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         return compose("train", overrides=[*tiny_go(model, tmp_path), f"paths.output_dir={tmp_path / 'out'}",
                                            *overrides])
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """Tiny nets run fastest on one thread, and a busy machine's spinning threads cannot stall them."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -75,9 +75,15 @@ def predict(cfg: DictConfig) -> dict:
     """
     from pathlib import Path
 
-    from stonelab.data.kgs import GameCache, GamePositions, build_cache, cache_key, resolve_sources, split_games
+    from stonelab.data.kgs import (
+        GameCache,
+        GamePositions,
+        build_cache,
+        cache_key,
+        resolve_sources,
+        split_games,
+    )
     from stonelab.games.go import GoRules
-    from stonelab.models.identity import CHECKPOINT_KEY as GO_CHECKPOINT_KEY
     from stonelab.models.inference import net_from_checkpoint
     from stonelab.models.prediction_scores import PredictionScores
 
@@ -105,7 +111,7 @@ def predict(cfg: DictConfig) -> dict:
     memory = getattr(net, "memory", 0)  # a belief_vit with a memory reads past positions too
     positions = GamePositions(cache, games, identity["encoder"], shuffle=False,
                               augment=False, batch_size=cfg.data.batch_size, history=memory)
-    scores = PredictionScores(rules.num_points, gate=checkpoint[GO_CHECKPOINT_KEY].get("gate"))
+    scores = PredictionScores(rules.num_points, gate=checkpoint[CHECKPOINT_KEY].get("gate"))
     start = time.perf_counter()
     with torch.inference_mode():
         for batch in positions:

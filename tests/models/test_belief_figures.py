@@ -14,15 +14,7 @@ from stonelab.models import figures
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny nets run fastest on one thread, and a busy machine's spinning threads cannot stall them."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 def test_move_names_are_gtp():

@@ -20,13 +20,7 @@ TINY_OVERRIDES = ["model.net.embed_dim=16", "model.net.heads=2", "model.net.laye
                   "model.net.belief_hidden=16"]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny nets run fastest on one thread, and a busy machine's spinning threads cannot stall them."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 def random_batch(size: int, n: int = 19, seed: int = 0) -> dict:
@@ -272,13 +266,12 @@ def test_checkpoint_and_move_predictor(trained):
     np.testing.assert_array_equal(predictor.play_moves(states), top)
     predictor.gate = {**state["gate"], "threshold": 1.0}  # every position is distrusted
     gated = predictor.play_moves(states)
-    assert (gated != top).all() and all(s.legal_mask()[m] for s, m in zip(states, gated))
+    assert (gated != top).all() and all(s.legal_mask()[m] for s, m in zip(states, gated, strict=True))
 
 
 def test_task_predict_scores_the_belief_and_the_gate(trained):
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
-
     from tests.conftest import CONF
 
     from stonelab.evaluate import run as run_eval

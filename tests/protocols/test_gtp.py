@@ -8,12 +8,12 @@ import sys
 
 import pytest
 import torch
-from conftest import ROOT
 
+from conftest import ROOT
 from stonelab.games.go import GoRules
 from stonelab.models.inference import MovePredictor
 from stonelab.models.nets.maddison import MaddisonNet
-from stonelab.protocols.gtp import GTPEngine, move_name, parse_vertex, GTPError
+from stonelab.protocols.gtp import GTPEngine, GTPError, move_name, parse_vertex
 
 
 def tiny_predictor(n: int = 9) -> MovePredictor:

@@ -48,9 +48,8 @@ from torchmetrics.classification import BinaryCalibrationError, MulticlassF1Scor
 from torchmetrics.functional.classification import multiclass_accuracy
 
 from stonelab.errors import ConfigError, check
-from stonelab.features import ENCODERS
 from stonelab.models.identity import CHECKPOINT_KEY, check_identity
-from stonelab.models.move_prediction import accuracy_metrics
+from stonelab.models.move_prediction import accuracy_metrics, check_net_input
 
 DEFAULT_LOSS_WEIGHTS = {"confidence": 1.0, "value": 1.0, "ownership": 1.0}
 DEFAULT_GATE = {"enabled": True, "threshold": 0.2, "top_k": 5, "contested_weight": 1.0}
@@ -110,14 +109,7 @@ class BeliefViTModule(L.LightningModule):
             (lambda: calibration_bins >= 1, f"model.calibration_bins={calibration_bins!r} must be >= 1"),
             (lambda: history_window >= 1, f"model.history_window={history_window!r} must be >= 1"),
         ])
-        planes = ENCODERS[encoder].num_planes
-        config = getattr(net, "config", {})
-        if config.get("in_planes", planes) != planes:
-            raise ConfigError(f"model.net.in_planes={config['in_planes']} but data.encoder={encoder!r} gives "
-                              f"{planes} planes: set model.net.in_planes={planes}")
-        if config.get("board_size", game.n) != game.n:
-            raise ConfigError(f"model.net.board_size={config['board_size']} but the game is "
-                              f"{game.n}x{game.n}: set model.net.board_size={game.n}")
+        check_net_input(net, encoder, game)
         self.save_hyperparameters(ignore=["net", "game"])
         self.net = net
         self.game = game

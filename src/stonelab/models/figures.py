@@ -22,7 +22,6 @@ from matplotlib.figure import Figure
 from stonelab.protocols.gtp import GTP_LETTERS, move_name
 
 
-
 def new_figure(width: float, height: float) -> Figure:
     fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)

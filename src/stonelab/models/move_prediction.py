@@ -29,6 +29,18 @@ def accuracy_metrics(num_classes: int, ignore_index: int | None) -> MetricCollec
         for k in TOP_K})
 
 
+def check_net_input(net: nn.Module, encoder: str, game=None) -> None:
+    """A clear error, not a shape crash, when the net was built for other planes or another board."""
+    planes = ENCODERS[encoder].num_planes
+    config = getattr(net, "config", {})
+    if config.get("in_planes", planes) != planes:
+        raise ConfigError(f"model.net.in_planes={config['in_planes']} but data.encoder={encoder!r} gives "
+                          f"{planes} planes: set model.net.in_planes={planes}")
+    if game is not None and config.get("board_size", game.n) != game.n:
+        raise ConfigError(f"model.net.board_size={config['board_size']} but the game is "
+                          f"{game.n}x{game.n}: set model.net.board_size={game.n}")
+
+
 class MovePredictionModule(L.LightningModule):
     """``net(planes float [B, C, n, n], to_play [B]) -> logits [B, n*n (+1 with pass)]``."""
 
@@ -46,11 +58,7 @@ class MovePredictionModule(L.LightningModule):
             (lambda: lr_halving_every_epochs is None or lr_halving_every_epochs >= 1,
              f"model.lr_halving_every_epochs={lr_halving_every_epochs!r} must be >= 1 or null"),
         ])
-        planes = ENCODERS[encoder].num_planes
-        in_planes = getattr(net, "config", {}).get("in_planes", planes)
-        if in_planes != planes:
-            raise ConfigError(f"model.net.in_planes={in_planes} but data.encoder={encoder!r} gives "
-                              f"{planes} planes: set model.net.in_planes={planes}")
+        check_net_input(net, encoder)
         self.save_hyperparameters(ignore=["net", "game"])
         self.net = net
         self.game = game
