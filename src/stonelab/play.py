@@ -1,4 +1,8 @@
-"""What `src/play.py` runs: a trained Go move predictor as a GTP engine on stdin/stdout."""
+"""What `src/play.py` runs: a trained model as an engine on stdin/stdout.
+
+``protocol=gtp``: a Go move predictor (maddison_cnn, belief_vit) over GTP.
+``protocol=gomocup``: an AlphaZero Gomoku checkpoint as a Gomocup brain, with search.
+"""
 
 from __future__ import annotations
 
@@ -8,22 +12,47 @@ from omegaconf import DictConfig
 from stonelab import __version__
 from stonelab.errors import ConfigError
 
+PROTOCOLS = ("gtp", "gomocup")
+
+
+def device_of(cfg: DictConfig) -> str:
+    return cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+
 
 def gtp_engine(cfg: DictConfig):
     from stonelab.models.inference import MovePredictor
     from stonelab.protocols.gtp import GTPEngine
 
-    if not cfg.get("ckpt_path"):
-        raise ConfigError("ckpt_path=... is required: a maddison_cnn or belief_vit checkpoint to play with")
-    device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
-    predictor = MovePredictor.from_checkpoint(cfg.ckpt_path, device=device)
+    predictor = MovePredictor.from_checkpoint(cfg.ckpt_path, device=device_of(cfg))
     return GTPEngine(predictor.rules.n, lambda states, histories: predictor.play_moves(states, histories=histories),
                      name=cfg.name, version=__version__)
 
 
+def gomocup_engine(cfg: DictConfig):
+    from stonelab.arena.players import NeuralMCTSPlayer
+    from stonelab.evaluate import game_of_checkpoint
+    from stonelab.models.alphazero import load_checkpoint_file, net_evaluator, net_from_checkpoint
+    from stonelab.protocols.gomocup import GomocupEngine, search_chooser
+    from stonelab.search.mcts import MCTSConfig
+    from stonelab.search.pruning import PruningConfig
+
+    checkpoint = load_checkpoint_file(cfg.ckpt_path)
+    game = game_of_checkpoint(checkpoint, cfg.ckpt_path)
+    net = net_from_checkpoint(checkpoint, game, source=cfg.ckpt_path)
+    player = NeuralMCTSPlayer(game, net_evaluator(net, device_of(cfg)), MCTSConfig(**cfg.search),
+                              pruning=PruningConfig(**cfg.pruning))
+    about = {"name": cfg.name, "version": __version__, "author": "stonelab",
+             "country": "", "www": "", "email": ""}
+    return GomocupEngine(game, search_chooser(player), about=about)
+
+
 def run(cfg: DictConfig) -> None:
-    if cfg.protocol != "gtp":
-        raise ConfigError(f"protocol={cfg.protocol!r}: only gtp is built (Go models)")
+    if cfg.protocol not in PROTOCOLS:
+        raise ConfigError(f"protocol={cfg.protocol!r}: choose gtp (Go models) or gomocup (alphazero Gomoku)")
+    if not cfg.get("ckpt_path"):
+        raise ConfigError("ckpt_path=... is required: a maddison_cnn or belief_vit checkpoint (protocol=gtp) "
+                          "or an alphazero one (protocol=gomocup)")
     if cfg.torch_threads:
         torch.set_num_threads(int(cfg.torch_threads))
-    gtp_engine(cfg).run()
+    engine = gtp_engine(cfg) if cfg.protocol == "gtp" else gomocup_engine(cfg)
+    engine.run()

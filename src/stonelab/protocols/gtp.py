@@ -53,6 +53,11 @@ def parse_vertex(text: str, n: int) -> int:
     return (n - int(match[2])) * n + GTP_LETTERS.index(match[1])
 
 
+def score_name(score: float) -> str:
+    """A score (black - white - komi) as GTP's final_score and SGF's RE write it: B+3.5, W+0.5, 0."""
+    return "0" if score == 0 else f"{'B' if score > 0 else 'W'}+{abs(score):g}"
+
+
 def parse_colour(text: str) -> int:
     try:
         return COLOURS[text.strip().lower()]
@@ -162,8 +167,7 @@ class GTPEngine:
         return ""
 
     def final_score(self) -> str:
-        score = float(area_score(self.state.arrays, self.komi))  # Tromp-Taylor: black - white - komi
-        return "0" if score == 0 else f"{'B' if score > 0 else 'W'}+{abs(score):g}"
+        return score_name(float(area_score(self.state.arrays, self.komi)))  # Tromp-Taylor: black - white - komi
 
     def board_text(self) -> str:
         n, board = self.board_size, self.state.board
