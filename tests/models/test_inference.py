@@ -42,3 +42,15 @@ def test_pass_when_nothing_else_is_legal():
     state.to_play = -1
     probs = predictor().probabilities([state])
     assert probs[0, 81] == 1.0
+
+
+def test_play_moves_never_fills_its_own_eyes_and_passes_instead():
+    rules = GoRules(9)
+    state = rules.new_state()
+    state.setup([p for p in range(81) if p not in (0, 80)], [])  # one black chain, two corner eyes
+    state.to_play = 1
+    assert set(np.flatnonzero(state.legal_mask()[:81])) == {0, 80}  # black may fill its eyes ...
+    assert predictor().best_moves([state])[0, 0] in (0, 80)
+    assert predictor().play_moves([state]).tolist() == [81]          # ... but passes instead
+    state.to_play = -1                                               # for white they are suicide
+    assert predictor().play_moves([state]).tolist() == [81]

@@ -18,9 +18,9 @@ with our own `GoRules`:
   says which (``scored_by``) and keeps the area score too.
 
 An engine that dies or stops answering stops the match with a GTPEngineError (a
-setup problem, not a game result). A net without a pass output (maddison_cnn)
-passes only when no board move is legal, so its games mostly run to the opponent's
-resignation or to ``max_moves`` and are decided by the count.
+setup problem, not a game result). The model never fills its own single-point
+eyes (`MovePredictor.play_moves`), so a net without a pass output (maddison_cnn)
+passes once only such moves are left, and games can end on two passes.
 
 Installing the opponents (neither is a Python dependency):
 

@@ -64,6 +64,17 @@ def diagonal_table(n):
     return diag
 
 
+def own_eyes(board: np.ndarray, nbr: np.ndarray, colour: int) -> np.ndarray:
+    """bool[n*n]: the empty points that are single-point eyes of ``colour`` (see the module doc).
+
+    A policy played without search uses it to stay out of its own eyes, so that it
+    runs out of moves and passes when the game is over (`MovePredictor.play_moves`).
+    """
+    n = int(round(len(board) ** 0.5))
+    diag = diagonal_table(n)
+    return np.array([board[p] == EMPTY and is_own_eye(board, nbr, diag, p, colour) for p in range(n * n)])
+
+
 @njit(cache=True, nogil=True)
 def is_own_eye(board, nbr, diag, p, c):
     """Whether empty point ``p`` is a single-point eye of colour ``c`` (see the module doc)."""

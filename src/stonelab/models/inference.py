@@ -21,6 +21,7 @@ from stonelab.features import ENC_MADDISON, ENCODERS
 from stonelab.features.maddison import encode_maddison_into, maddison_scratch
 from stonelab.features.simple4 import encode_simple4_into
 from stonelab.games.go import GoRules, GoState
+from stonelab.games.go_ownership import own_eyes
 from stonelab.models.identity import CHECKPOINT_KEY, CheckpointMismatchError, load_checkpoint_file
 
 MOVE_PREDICTORS = ("maddison_cnn", "belief_vit")
@@ -105,9 +106,13 @@ class MovePredictor:
         out = self.outputs(states, ranks)
         return out["policy"] if isinstance(out, dict) else out
 
-    def _masked_probabilities(self, logits: torch.Tensor, states: Sequence[GoState]) -> torch.Tensor:
+    def _masked_probabilities(self, logits: torch.Tensor, states: Sequence[GoState],
+                              avoid_own_eyes: bool = False) -> torch.Tensor:
         logits = logits.float().cpu()
         legal = torch.from_numpy(np.stack([s.legal_mask() for s in states]))
+        if avoid_own_eyes:
+            eyes = np.stack([own_eyes(s.board, s.arrays[-1], s.to_play) for s in states])
+            legal[:, :-1] &= torch.from_numpy(~eyes)
         if logits.shape[1] == self.rules.num_actions - 1:
             # No pass output: pass is the move only when no board move is legal.
             no_board_move = ~legal[:, :-1].any(dim=1, keepdim=True)
@@ -126,9 +131,14 @@ class MovePredictor:
                    histories: Sequence[Sequence[GoState]] | None = None) -> np.ndarray:
         """The move each state gets without search, int [B]: the most probable legal move,
         or, for a belief_vit whose gate is on, the gated move (a top move the belief
-        distrusts is replaced, `stonelab.models.belief_vit.gate_moves`). ``histories``: see `outputs`."""
+        distrusts is replaced, `stonelab.models.belief_vit.gate_moves`). ``histories``: see `outputs`.
+
+        Moves that fill one's own single-point eye are never played (the usual rule of
+        search-free bots): a net without a pass output would otherwise fill its eyes
+        and die instead of passing at the end of the game; with them gone it passes."""
         out = self.outputs(states, ranks, histories)
-        probs = self._masked_probabilities(out["policy"] if isinstance(out, dict) else out, states)
+        probs = self._masked_probabilities(out["policy"] if isinstance(out, dict) else out, states,
+                                           avoid_own_eyes=True)
         if not (isinstance(out, dict) and self.gate and self.gate.get("enabled")):
             return probs.argmax(dim=1).numpy()
         from stonelab.models.belief_vit import gate_moves
