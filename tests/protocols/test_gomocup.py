@@ -41,6 +41,9 @@ def test_start_about_sizes_and_unknown_commands():
         "OK", "OK", "UNKNOWN command 'FROB'", "ERROR START needs a board size, got 'x'"]
     assert talk(engine(k=4), "START 8\n") == ["OK", "MESSAGE this model was trained for 4 in a row, not 5"]
     assert talk(engine(), "BEGIN\n") == ["ERROR send START 8 first"]
+    # INFO is never answered, except to warn that a rule is not what the model plays
+    assert talk(engine(), "INFO rule 0\nINFO rule 1\nINFO max_memory 83886080\n") == [
+        "MESSAGE this model plays free-style 5 in a row; rule 1 is ignored"]
 
 
 def test_a_game_through_the_protocol_with_x_then_y_coordinates():

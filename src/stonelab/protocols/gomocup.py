@@ -189,7 +189,7 @@ class GomocupEngine:
     def set_info(self, args: str) -> str | None:
         key, _, value = args.strip().partition(" ")
         self.info[key.lower()] = value.strip()
-        if key.lower() == "rule" and value.strip().isdigit() and int(value) not in (0, 1):
+        if key.lower() == "rule" and value.strip().isdigit() and int(value) != 0:
             return f"MESSAGE this model plays free-style {self.rules.k} in a row; rule {value.strip()} is ignored"
         return None
 
