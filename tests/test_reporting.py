@@ -21,7 +21,7 @@ def sweep_folder(tmp_path_factory):
 
 
 def test_sweep_collects_every_run(sweep_folder):
-    csv_path, png_path = reporting.write_sweep_report(sweep_folder)
+    csv_path, png_path, time_png = reporting.write_sweep_report(sweep_folder)
     rows = list(csv.DictReader(open(csv_path)))
     assert [r["run"] for r in rows] == ["0", "1", "2"]
     assert [int(r["window"]) for r in rows] == [0, 4, 4]
@@ -31,7 +31,7 @@ def test_sweep_collects_every_run(sweep_folder):
     # A run's reduction is the mean over all its rounds, not the last round's.
     series = [v for _, v in reporting.read_metrics(sweep_folder / "1")["search/candidate_reduction"]]
     assert float(rows[1]["candidate_reduction"]) == pytest.approx(sum(series) / len(series))
-    assert png_path.stat().st_size > 1000
+    assert png_path.stat().st_size > 1000 and time_png.name == "win_ratio_vs_time.png" and time_png.stat().st_size > 1000
 
 
 def test_curve_png(sweep_folder):

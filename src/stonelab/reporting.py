@@ -6,7 +6,9 @@ intervals) against training rounds into RUN_DIR/training_curve.png.
 ``sweep FOLDER`` collects every result.json under FOLDER (a Hydra multirun, a
 folder of W&B-agent runs, or the experiment logs) into FOLDER/results.csv and
 draws candidate reduction against relative strength (best win ratio over the
-unpruned run's best, when one is in the folder) into FOLDER/pruning_tradeoff.png.
+unpruned run's best, when one is in the folder) into FOLDER/pruning_tradeoff.png,
+and every run's evaluations against its training seconds (Table 1's time to
+strength, runs side by side) into FOLDER/win_ratio_vs_time.png.
 """
 
 from __future__ import annotations
@@ -164,7 +166,43 @@ def write_sweep_report(folder: Path, target: float = DEFAULT_TARGET) -> tuple[Pa
     png_path = folder / "pruning_tradeoff.png"
     fig.savefig(png_path, dpi=110)
     plt.close(fig)
-    return csv_path, png_path
+    return csv_path, png_path, plot_win_ratio_vs_time(folder)
+
+
+def plot_win_ratio_vs_time(folder: Path) -> Path:
+    """Each run's evaluation win ratios (95% intervals) against its training seconds.
+
+    Points are labelled with the opponent's playouts where it changes (the opponent
+    grows after a perfect score), since ratios against different opponents differ.
+    """
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for path in sorted(folder.rglob("result.json")):
+        evals = [e for e in json.loads(path.read_text()).get("evaluations") or [] if "elapsed_s" in e]
+        if not evals:
+            continue
+        t = [e["elapsed_s"] / 60 for e in evals]
+        y = [e["win_ratio"] for e in evals]
+        err = [[e["win_ratio"] - e["ci_low"] for e in evals], [e["ci_high"] - e["win_ratio"] for e in evals]]
+        line = ax.errorbar(t, y, yerr=err, marker="o", ms=3, capsize=2, lw=1,
+                           label=str(path.parent.relative_to(folder)))
+        shown = None
+        for e, x in zip(evals, t, strict=True):
+            if e["opponent"] != shown:
+                ax.annotate(e["opponent"].replace("pure_mcts_", "p"), (x, e["win_ratio"]), fontsize=6,
+                            color=line[0].get_color())
+                shown = e["opponent"]
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_xlabel("training minutes (wall clock, resumes included)")
+    ax.set_ylabel("win ratio (95% Wilson interval)")
+    ax.set_title(f"time to strength: {folder.name}")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    out = folder / "win_ratio_vs_time.png"
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
