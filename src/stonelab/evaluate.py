@@ -54,11 +54,16 @@ def match(cfg: DictConfig) -> dict:
         opponent = NeuralMCTSPlayer(game, net_evaluator(load_policy_value_net(cfg.opponent, game), device),
                                     search, name="checkpoint")
         opponent_name = f"checkpoint:{cfg.opponent}"
+    opening = cfg.get("opening_moves")
+    if opening is None:  # two checkpoints search deterministically: vary the games
+        opening = 0 if cfg.opponent == "pure_mcts" else 2
+    if not isinstance(opening, int) or not 0 <= opening < game.k * 2 - 1:
+        raise ConfigError(f"opening_moves={opening} must be an integer from 0 to {game.k * 2 - 2}")
     start = time.perf_counter()
-    result = play_match(game, player, opponent, cfg.games)
+    result = play_match(game, player, opponent, cfg.games, opening_moves=opening, seed=cfg.seed)
     lo, hi = result.interval
     out = {"checkpoint": cfg.ckpt_path, "game": game.name, "opponent": opponent_name,
-           "playouts": search.playouts, "games": result.games, "wins": result.wins,
+           "playouts": search.playouts, "opening_moves": opening, "games": result.games, "wins": result.wins,
            "draws": result.draws, "losses": result.losses, "win_ratio": result.win_ratio,
            "ci_low": lo, "ci_high": hi, "seconds": round(time.perf_counter() - start, 1)}
     print(f"{cfg.ckpt_path} vs {opponent_name} ({search.playouts} playouts): {result}")

@@ -63,10 +63,13 @@ class PureMCTSPlayer:
         self.plies[g] += 1
 
 
-def play_match(rules: GomokuRules, player, opponent, num_games: int):
+def play_match(rules: GomokuRules, player, opponent, num_games: int, opening_moves: int = 0, seed: int = 0):
     """``num_games`` games, ``player`` black in even games; returns (wins, draws, losses).
 
     All games advance together so batched players search them in one pass.
+    ``opening_moves``: each pair of games (one per colour) starts from the same
+    uniformly random opening of that many stones; two deterministic searchers (two
+    checkpoints, no noise) would otherwise replay the same two games over and over.
     """
     from stonelab.arena.ratings import MatchResult
 
@@ -75,6 +78,16 @@ def play_match(rules: GomokuRules, player, opponent, num_games: int):
     boards = np.zeros((num_games, rules.num_actions), dtype=np.int8)
     to_play = np.ones(num_games, dtype=np.int64)
     stones = np.zeros(num_games, dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    for pair in range(0, num_games, 2):
+        opening = rng.choice(rules.num_actions, size=opening_moves, replace=False)
+        for g in range(pair, min(pair + 2, num_games)):
+            for move in opening:
+                boards[g, move] = to_play[g]
+                stones[g] += 1
+                to_play[g] = -to_play[g]
+                player.observe(g, int(move))
+                opponent.observe(g, int(move))
     player_colour = np.where(np.arange(num_games) % 2 == 0, 1, -1)
     result = np.zeros(num_games, dtype=np.int64)  # +1 player won, -1 lost, 0 draw
     ongoing = np.ones(num_games, dtype=bool)

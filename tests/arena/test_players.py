@@ -1,0 +1,51 @@
+"""play_match: colours alternate, and random openings make deterministic searchers play different games."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from stonelab.arena.players import NeuralMCTSPlayer, play_match
+from stonelab.games.gomoku import GomokuRules
+from stonelab.models.alphazero import net_evaluator
+from stonelab.models.nets.policy_value import PolicyValueNet
+from stonelab.search.mcts import MCTSConfig
+
+
+class Recorder(NeuralMCTSPlayer):
+    """A deterministic searcher that remembers every game's moves."""
+
+    def reset(self, num_games):
+        super().reset(num_games)
+        self.games = [[] for _ in range(num_games)]
+
+    def observe(self, g, move):
+        super().observe(g, move)
+        self.games[g].append(move)
+
+
+def players():
+    torch.manual_seed(0)
+    rules = GomokuRules(6, 4)
+    evaluate = net_evaluator(PolicyValueNet(6))
+    return rules, Recorder(rules, evaluate, MCTSConfig(playouts=16)), NeuralMCTSPlayer(rules, evaluate, MCTSConfig(playouts=16))
+
+
+def test_without_an_opening_two_searchers_replay_one_game_per_colour():
+    rules, a, b = players()
+    result = play_match(rules, a, b, 4)
+    assert result.games == 4
+    assert a.games[0] == a.games[2] and a.games[1] == a.games[3]
+
+
+def test_a_random_opening_is_shared_by_each_pair_and_differs_between_pairs():
+    rules, a, b = players()
+    play_match(rules, a, b, 6, opening_moves=2, seed=3)
+    openings = [tuple(g[:2]) for g in a.games]
+    assert openings[0] == openings[1] and openings[2] == openings[3] and openings[4] == openings[5]
+    assert len({openings[0], openings[2], openings[4]}) == 3
+    assert all(len(set(g)) == len(g) for g in a.games)   # no point played twice
+    again = players()
+    play_match(again[0], again[1], again[2], 6, opening_moves=2, seed=3)
+    assert again[1].games == a.games                      # seeded: the same match again
+    assert np.all([len(g) >= 7 for g in a.games])         # 4 in a row needs at least 7 stones
