@@ -23,8 +23,9 @@ class Evaluation(L.Callback):
 
     Colours alternate. The opponent is pure MCTS with ``pure_playouts``, raised by
     ``playouts_step`` after a perfect score up to ``max_pure_playouts`` (as
-    AlphaZero_Gomoku does), or the network of ``opponent_checkpoint``. Logs
-    eval/win_ratio with its 95% Wilson interval, keeps ``best.ckpt`` (best win
+    AlphaZero_Gomoku does), or the network of ``opponent_checkpoint`` (then each pair
+    of games, one per colour, starts from a random 2-stone opening: two networks
+    searching without noise would replay the same two games). Logs eval/win_ratio with its 95% Wilson interval, keeps ``best.ckpt`` (best win
     ratio against the current opponent) and appends every match to
     ``evaluations.jsonl`` in the checkpoint folder. With DDP each rank plays its
     share of the games and the results are summed.
@@ -136,7 +137,10 @@ class Evaluation(L.Callback):
             with module.evaluation_mode():
                 player = NeuralMCTSPlayer(module.game, module.evaluator(), self.search, pruning=self.pruning)
                 opponent = self._opponent(module)
-                result = play_match(module.game, player, opponent, games)
+                # Two networks search deterministically: random 2-stone openings vary the games.
+                opening = 2 if self.opponent_checkpoint else 0
+                result = play_match(module.game, player, opponent, games, opening_moves=opening,
+                                    seed=(self.seed * 7919 + module.rounds) * 64 + module.global_rank)
                 wins, draws, losses = result.wins, result.draws, result.losses
         counts = torch.tensor([wins, draws, losses], dtype=torch.float64, device=module.device)
         counts = trainer.strategy.reduce(counts, reduce_op="sum")
