@@ -79,3 +79,26 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+def save_checkpoint(module, path: Path) -> Path:
+    """``module`` saved the way Lightning writes it: state_dict plus the module's own keys."""
+    import torch
+
+    ckpt = {"state_dict": module.state_dict()}
+    module.on_save_checkpoint(ckpt)
+    torch.save(ckpt, path)
+    return path
+
+
+def tiny_maddison_checkpoint(path: Path) -> Path:
+    """A 9x9, 3-layer maddison_cnn checkpoint file (seeded): a Go model for protocol tests."""
+    import torch
+
+    from stonelab.games.go import GoRules
+    from stonelab.models.move_prediction import MovePredictionModule
+    from stonelab.models.nets.maddison import MaddisonNet
+
+    torch.manual_seed(0)
+    module = MovePredictionModule(MaddisonNet(36, 9, depth=3, filters=8), GoRules(9), encoder="maddison")
+    return save_checkpoint(module, path)

@@ -23,6 +23,7 @@ from stonelab.models.alphazero import (
 )
 from stonelab.search.mcts import MCTSConfig
 from stonelab.search.pruning import PruningConfig
+from stonelab.utils.device import resolve_device
 
 
 def game_of_checkpoint(checkpoint: dict, path: str) -> GomokuRules:
@@ -40,7 +41,7 @@ def match(cfg: DictConfig) -> dict:
     if cfg.games < 1:
         raise ConfigError(f"games={cfg.games} must be >= 1")
     torch.set_num_threads(cfg.torch_threads or os.cpu_count() or 1)
-    device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    device = resolve_device(cfg.device)
     checkpoint = load_checkpoint_file(cfg.ckpt_path)  # read once: game and net
     game = game_of_checkpoint(checkpoint, cfg.ckpt_path)
     search = MCTSConfig(**cfg.search)
@@ -100,7 +101,7 @@ def predict(cfg: DictConfig) -> dict:
     if split not in ("all", "train", "val", "test"):
         raise ConfigError(f"data.split={split!r}: choose all, train, val or test")
     torch.set_num_threads(cfg.torch_threads or os.cpu_count() or 1)
-    device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    device = resolve_device(cfg.device)
     checkpoint = load_checkpoint_file(cfg.ckpt_path)
     net, identity = net_from_checkpoint(checkpoint, source=cfg.ckpt_path)
     net.to(device)
@@ -253,7 +254,7 @@ def gtp_match(cfg: DictConfig) -> dict:
            (lambda: cfg.opponent_timeout > 0, f"opponent_timeout={cfg.opponent_timeout} must be > 0 seconds"),
            (isinstance(cfg.komi, int | float), f"komi={cfg.komi} must be a number")])
     torch.set_num_threads(cfg.torch_threads or os.cpu_count() or 1)
-    device = cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    device = resolve_device(cfg.device)
     predictor = MovePredictor.from_checkpoint(cfg.ckpt_path, device=device)  # refuses alphazero checkpoints
     rules = GoRules(predictor.rules.n, komi=float(cfg.komi))
     max_moves = int(cfg.max_moves or 2 * rules.num_points)

@@ -11,19 +11,16 @@ from omegaconf import DictConfig
 
 from stonelab import __version__
 from stonelab.errors import ConfigError
+from stonelab.utils.device import resolve_device
 
 PROTOCOLS = ("gtp", "gomocup")
-
-
-def device_of(cfg: DictConfig) -> str:
-    return cfg.device if cfg.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
 
 
 def gtp_engine(cfg: DictConfig):
     from stonelab.models.inference import MovePredictor
     from stonelab.protocols.gtp import GTPEngine
 
-    predictor = MovePredictor.from_checkpoint(cfg.ckpt_path, device=device_of(cfg))
+    predictor = MovePredictor.from_checkpoint(cfg.ckpt_path, device=resolve_device(cfg.device))
     return GTPEngine(predictor.rules.n, lambda states, histories: predictor.play_moves(states, histories=histories),
                      name=cfg.name, version=__version__)
 
@@ -39,7 +36,7 @@ def gomocup_engine(cfg: DictConfig):
     checkpoint = load_checkpoint_file(cfg.ckpt_path)
     game = game_of_checkpoint(checkpoint, cfg.ckpt_path)
     net = net_from_checkpoint(checkpoint, game, source=cfg.ckpt_path)
-    player = NeuralMCTSPlayer(game, net_evaluator(net, device_of(cfg)), MCTSConfig(**cfg.search),
+    player = NeuralMCTSPlayer(game, net_evaluator(net, resolve_device(cfg.device)), MCTSConfig(**cfg.search),
                               pruning=PruningConfig(**cfg.pruning))
     about = {"name": cfg.name, "version": __version__, "author": "stonelab",
              "country": "", "www": "", "email": ""}

@@ -11,7 +11,7 @@ import sys
 import pytest
 import torch
 
-from conftest import CONF, ROOT
+from conftest import CONF, ROOT, tiny_maddison_checkpoint
 from stonelab.arena.gtp_match import REASONS, game_sgf, gtp_match, model_player, play_gtp_game, write_sgf
 from stonelab.data.sgf import read_games
 from stonelab.errors import StonelabError
@@ -51,16 +51,8 @@ def tiny_predictor(n: int = 9) -> MovePredictor:
 
 @pytest.fixture(scope="module")
 def tiny_ckpt(tmp_path_factory):
-    """A 9x9 maddison_cnn checkpoint, as training writes one (see tests/protocols/test_gtp.py)."""
-    from stonelab.models.move_prediction import MovePredictionModule
-
-    torch.manual_seed(0)
-    module = MovePredictionModule(MaddisonNet(36, 9, depth=3, filters=8), GoRules(9), encoder="maddison")
-    ckpt = {"state_dict": module.state_dict()}
-    module.on_save_checkpoint(ckpt)
-    path = tmp_path_factory.mktemp("gtp") / "tiny.ckpt"
-    torch.save(ckpt, path)
-    return path
+    """A 9x9 maddison_cnn checkpoint, as training writes one."""
+    return tiny_maddison_checkpoint(tmp_path_factory.mktemp("gtp") / "tiny.ckpt")
 
 
 def play_command(ckpt) -> list[str]:

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import torch
 
-from conftest import ROOT
+from conftest import ROOT, save_checkpoint, tiny_maddison_checkpoint
 from stonelab.arena.players import NeuralMCTSPlayer
 from stonelab.games.gomoku import GomokuRules
 from stonelab.models.alphazero import AlphaZeroModule, net_evaluator
@@ -126,12 +126,7 @@ def test_the_search_takes_an_immediate_win():
 
 
 def _checkpoint(tmp_path, n=6, k=4):
-    module = AlphaZeroModule(PolicyValueNet(n), GomokuRules(n, k))
-    ckpt = {"state_dict": module.state_dict()}
-    module.on_save_checkpoint(ckpt)
-    path = tmp_path / "az.ckpt"
-    torch.save(ckpt, path)
-    return path
+    return save_checkpoint(AlphaZeroModule(PolicyValueNet(n), GomokuRules(n, k)), tmp_path / "az.ckpt")
 
 
 def test_play_py_is_a_gomocup_brain_with_only_protocol_on_stdout(tmp_path):
@@ -147,15 +142,7 @@ def test_play_py_is_a_gomocup_brain_with_only_protocol_on_stdout(tmp_path):
 
 
 def test_play_py_refuses_a_go_checkpoint_and_an_unknown_protocol(tmp_path):
-    from stonelab.games.go import GoRules
-    from stonelab.models.move_prediction import MovePredictionModule
-    from stonelab.models.nets.maddison import MaddisonNet
-
-    module = MovePredictionModule(MaddisonNet(36, 9, depth=3, filters=8), GoRules(9), encoder="maddison")
-    ckpt = {"state_dict": module.state_dict()}
-    module.on_save_checkpoint(ckpt)
-    go = tmp_path / "go.ckpt"
-    torch.save(ckpt, go)
+    go = tiny_maddison_checkpoint(tmp_path / "go.ckpt")
     for args, message in ((["protocol=gomocup", f"ckpt_path={go}"], "not a stonelab alphazero checkpoint"),
                           (["protocol=gtp", f"ckpt_path={_checkpoint(tmp_path)}"], "not a Go move predictor"),
                           (["protocol=ugi", f"ckpt_path={go}"], "choose gtp (Go models) or gomocup")):

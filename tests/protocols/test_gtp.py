@@ -9,7 +9,7 @@ import sys
 import pytest
 import torch
 
-from conftest import ROOT
+from conftest import ROOT, tiny_maddison_checkpoint
 from stonelab.games.go import GoRules
 from stonelab.models.inference import MovePredictor
 from stonelab.models.nets.maddison import MaddisonNet
@@ -80,13 +80,7 @@ def test_free_handicap_then_white_moves():
 
 
 def test_play_py_speaks_only_gtp_on_stdout(tmp_path):
-    from stonelab.models.move_prediction import MovePredictionModule
-
-    module = MovePredictionModule(MaddisonNet(36, 9, depth=3, filters=8), GoRules(9), encoder="maddison")
-    ckpt = {"state_dict": module.state_dict()}
-    module.on_save_checkpoint(ckpt)
-    path = tmp_path / "tiny.ckpt"
-    torch.save(ckpt, path)
+    path = tiny_maddison_checkpoint(tmp_path / "tiny.ckpt")
     proc = subprocess.run([sys.executable, "src/play.py", f"ckpt_path={path}"], cwd=ROOT, text=True,
                           input="1 name\n2 genmove b\nplay w garbage\nquit\n", capture_output=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
