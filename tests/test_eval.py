@@ -57,7 +57,7 @@ def test_garbage_checkpoint_is_refused(tmp_path):
     bad = tmp_path / "bad.ckpt"
     bad.write_bytes(b"not a checkpoint at all")
     proc = _eval([f"ckpt_path={bad}"], tmp_path)
-    assert proc.returncode == 2 and "not a readable checkpoint" in proc.stderr
+    assert proc.returncode == 2 and "is a text file, not a checkpoint" in proc.stderr
 
 
 def test_training_can_evaluate_against_a_checkpoint(six_ckpt, tmp_path):

@@ -313,6 +313,12 @@ TASKS = {"match": match, "predict": predict, "inspect": inspect, "gtp_match": gt
 
 
 def run(cfg: DictConfig) -> dict:
-    if cfg.task not in TASKS:
-        raise ConfigError(f"task={cfg.task}: choose one of {sorted(TASKS)}")
-    return TASKS[cfg.task](cfg)
+    from stonelab.run_folder import remove_if_litter
+
+    try:
+        if cfg.task not in TASKS:
+            raise ConfigError(f"task={cfg.task}: choose one of {sorted(TASKS)}")
+        return TASKS[cfg.task](cfg)
+    except BaseException:
+        remove_if_litter(cfg.paths.output_dir)  # a failed evaluation leaves no empty run folder
+        raise

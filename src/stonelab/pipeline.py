@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 import warnings
@@ -12,14 +13,22 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from stonelab.callbacks.budget import Budget, format_duration, parse_duration
 from stonelab.errors import ConfigError
 from stonelab.models.alphazero import AlphaZeroModule
 from stonelab.models.identity import check_identity, load_checkpoint_file
+from stonelab.resume import run_folder_of
+from stonelab.run_folder import remove_if_litter, remove_partial_checkpoints
 from stonelab.utils.checkpoint_io import AtomicCheckpointIO
+from stonelab.utils.console import quiet_lightning
 
 # AlphaZeroModule.training_step(dataloader_iter) is deliberate (see its comment).
 warnings.filterwarnings("ignore", message=".*dataloader_iter.*")
 warnings.filterwarnings("ignore", message=".*LeafSpec.*")
+# A resumed run continues in its own checkpoint folder on purpose (stonelab.resume).
+warnings.filterwarnings("ignore", message=r"Checkpoint directory .* exists and is not empty")
+
+log = logging.getLogger(__name__)
 
 
 def build(cfg: DictConfig):
@@ -37,22 +46,43 @@ def build(cfg: DictConfig):
         pruning = getattr(cb, "pruning", None)
         if pruning is not None:
             pruning.validate_for_board(game.n)
+    check_budget(cfg, model, callbacks)
+    # The Budget callback owns max_time where there is one (the whole job, not just the fit loop).
+    timer = {"max_time": None} if any(isinstance(c, Budget) for c in callbacks) else {}
     trainer = instantiate(cfg.trainer, callbacks=callbacks, logger=loggers or False,
-                          plugins=[AtomicCheckpointIO()])
+                          plugins=[AtomicCheckpointIO()], **timer)
     return game, datamodule, model, callbacks, loggers, trainer
 
 
 def train(cfg: DictConfig) -> dict:
     """Fit the configured model; returns (and writes to result.json) the final metrics."""
+    quiet_lightning()
+    start = time.perf_counter()
+    try:
+        return _train(cfg, start)
+    except BaseException:
+        # A run that failed before writing anything of its own leaves no empty run folder.
+        remove_if_litter(cfg.paths.output_dir)
+        raise
+
+
+def _train(cfg: DictConfig, start: float) -> dict:
     check_model_data(cfg)
-    L.seed_everything(cfg.seed, workers=True)
+    check_seed(cfg)
+    remove_partial_checkpoints(cfg.paths.output_dir)
+    L.seed_everything(cfg.seed, workers=True, verbose=False)
     game, datamodule, model, callbacks, loggers, trainer = build(cfg)
+    for cb in callbacks:
+        if isinstance(cb, Budget):
+            cb.start_clock()
     if cfg.get("ckpt_path"):
         # Fail before any self-play if the checkpoint belongs to another run.
         check_identity(load_checkpoint_file(cfg.ckpt_path), model.identity(), source=cfg.ckpt_path)
+        if run_folder_of(cfg.ckpt_path) is None:
+            log.info("resuming from %s: no run folder beside it, so only the settings given now apply",
+                     cfg.ckpt_path)
     for lg in loggers:
         lg.log_hyperparams(OmegaConf.to_container(cfg, resolve=True))
-    start = time.perf_counter()
     trainer.fit(model, datamodule=datamodule, ckpt_path=cfg.get("ckpt_path"))
     fit_metrics = dict(trainer.callback_metrics)  # trainer.test replaces them with test/*
     if hasattr(datamodule, "test_dataloader") and getattr(datamodule, "test_games", 0):
@@ -64,16 +94,16 @@ def train(cfg: DictConfig) -> dict:
         path = os.path.join(cfg.paths.output_dir, "result.json")
         with open(path, "w") as f:
             json.dump(result, f, indent=2)
-        print(f"result: {path}")
+        report(result, trainer, path)
     return result
 
 
 def summarize(cfg: DictConfig, model, callbacks, trainer, seconds: float, fit_metrics: dict | None = None) -> dict:
-    """The run's final numbers, as written to result.json (sweeps collect these)."""
-    from hydra.core.hydra_config import HydraConfig
+    """The run's final numbers, as written to result.json (sweeps collect these).
 
-    from stonelab.callbacks.evaluation import Evaluation
-    from stonelab.callbacks.selfplay import SelfPlay
+    Callbacks add their own part through ``result_fields()``.
+    """
+    from hydra.core.hydra_config import HydraConfig
 
     result = {
         "task_name": cfg.task_name, "game": model.game.name, "seconds": round(seconds, 1),
@@ -89,24 +119,47 @@ def summarize(cfg: DictConfig, model, callbacks, trainer, seconds: float, fit_me
         result["games_played_all_ranks"] = int(games.item())
     else:
         result["parameters"] = sum(p.numel() for p in model.parameters())
-        result["best_checkpoint"] = trainer.checkpoint_callback.best_model_path if trainer.checkpoint_callback else None
+    if trainer.checkpoint_callback:
+        if trainer.checkpoint_callback.monitor:  # without a monitor "best" is just the latest
+            result["best_checkpoint"] = trainer.checkpoint_callback.best_model_path or None
+        result["last_checkpoint"] = trainer.checkpoint_callback.last_model_path or None
     if trainer.world_size > 1:
         # DDP must keep every rank's weights identical; say so if it did not.
         flat = torch.cat([p.detach().flatten() for p in model.parameters()])
         gathered = trainer.strategy.all_gather(flat)
         result["ddp_weights_max_abs_diff"] = float((gathered - gathered[0]).abs().max())
     merged = {**(fit_metrics or {}), **trainer.callback_metrics}
-    metrics = {k: float(v) for k, v in merged.items() if v.numel() == 1}
-    result["metrics"] = metrics
+    result["metrics"] = {k: float(v) for k, v in merged.items() if v.numel() == 1}
     for cb in callbacks:
-        if isinstance(cb, SelfPlay):
-            result["selfplay"] = cb.last_stats
-        if isinstance(cb, Evaluation) and cb.history:
-            ratios = [h["win_ratio"] for h in cb.history]
-            result["evaluations"] = cb.history
-            result["final_win_ratio"] = ratios[-1]
-            result["best_win_ratio"] = max(ratios)
+        if hasattr(cb, "result_fields"):
+            result.update(cb.result_fields())
     return result
+
+
+def report(result: dict, trainer, result_path: str) -> None:
+    """The end of a run in a few lines: how long, how far, how strong, where the model is."""
+    took = format_duration(result["seconds"])
+    if result.get("job_seconds", 0) > result["seconds"] + 1:  # a resumed run
+        took += f" (the whole run, with earlier sessions: {format_duration(result['job_seconds'])})"
+    lines = [f"done in {took}" + (f": stopped at {result['stop_reason']}" if result.get("stop_reason") else "")]
+    if "rounds" in result:
+        lines.append(f"{result['rounds']} rounds, {result['games_played']} games, {result['train_steps']} updates")
+    if result.get("evaluations"):
+        last = result["evaluations"][-1]
+        lines.append(f"last evaluation (round {last['round']}): {last['wins']}W {last['draws']}D "
+                     f"{last['losses']}L vs {last['opponent']}, win ratio {last['win_ratio']:.2f} "
+                     f"[95% CI {last['ci_low']:.2f}, {last['ci_high']:.2f}]")
+    test = {k: v for k, v in result["metrics"].items() if k.startswith("test/")}
+    if test:
+        lines.append("held-out games: " + ", ".join(f"{k[5:]} {v:.4f}" for k, v in sorted(test.items())))
+    for key, name in [("best_evaluation_checkpoint", "best model (best evaluation)"),
+                      ("best_checkpoint", "best model (best validation)"),
+                      ("last_checkpoint", "last checkpoint")]:
+        if result.get(key):
+            lines.append(f"{name}: {result[key]}")
+    lines.append(f"result: {result_path}")
+    for line in lines:
+        log.info(line)
 
 
 def check_model_data(cfg: DictConfig) -> None:
@@ -116,3 +169,20 @@ def check_model_data(cfg: DictConfig) -> None:
         raise ConfigError("model=alphazero learns from self-play: use data=selfplay")
     if not model_target.endswith("AlphaZeroModule") and data_target.endswith("SelfPlayDataModule"):
         raise ConfigError(f"model {model_target.rsplit('.', 1)[-1]} learns from expert games: use data=kgs")
+
+
+def check_seed(cfg: DictConfig) -> None:
+    seed = cfg.get("seed")
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**32:
+        raise ConfigError(f"seed={seed!r} must be a whole number in [0, 2**32)")
+
+
+def check_budget(cfg: DictConfig, model, callbacks) -> None:
+    """A readable max_time; Lightning's max_steps counts optimizer steps, not AlphaZero's updates."""
+    parse_duration(cfg.trainer.get("max_time"))
+    max_steps = cfg.trainer.get("max_steps", -1)
+    if isinstance(model, AlphaZeroModule) and max_steps not in (-1, None):
+        raise ConfigError(
+            f"trainer.max_steps={max_steps!r} counts Lightning optimizer steps (up to model.epochs_per_step "
+            f"per update) and is not used for model=alphazero: bound the run with "
+            f"callbacks.budget.max_updates=N (or max_rounds / max_games / trainer.max_time)")

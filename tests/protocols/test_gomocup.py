@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
 
@@ -91,6 +92,102 @@ def test_finished_games_are_refused():
     assert eng.respond("RESTART") == "OK" and eng.moves == []
 
 
+def test_numbers_are_short_ascii_digits_everywhere():
+    huge = "9" * 5000                                          # int() refuses 4,300+ digits
+    eng = engine()
+    lines = [eng.respond(line) for line in (
+        f"START {huge}", f"RECTSTART {huge},8", "START ²", "RECTSTART ٨,8", "START -8", "START 8",
+        f"TURN {huge},1", f"TURN 1,-{huge}", "TURN ٣,1", "TURN ５,1", "TURN 1,2,3", "TURN -1,0",
+        f"TAKEBACK 1,{huge}", "TAKEBACK ²,1", f"INFO max_memory {huge}", "INFO rule ²",
+        "INFO timeout_turn ５", "INFO time_left -5", "INFO", "INFO rule 0003")]
+    assert lines == [
+        "ERROR board size too large (5000 digits)", "ERROR board width too large (5000 digits)",
+        r"ERROR START needs a board size, got '\xb2'", r"ERROR RECTSTART needs WIDTH,HEIGHT, got '\u0668,8'",
+        "ERROR START needs a board size, got '-8'", "OK",
+        "ERROR coordinate too large (5000 digits)", "ERROR coordinate too large (5000 digits)",
+        r"ERROR expected X,Y but got '\u0663,1'", r"ERROR expected X,Y but got '\uff15,1'",
+        "ERROR expected X,Y but got '1,2,3'", "ERROR -1,0 is off the 8x8 board",
+        "ERROR coordinate too large (5000 digits)", r"ERROR expected X,Y but got '\xb2,1'",
+        "ERROR INFO max_memory too large (5000 digits)", r"ERROR INFO rule needs a number, got '\xb2'",
+        r"ERROR INFO timeout_turn needs a number, got '\uff15'", None, "ERROR INFO needs a KEY and a VALUE",
+        "MESSAGE this model plays free-style 5 in a row; rule 3 is ignored"]
+    assert eng.info == {"time_left": "-5", "rule": "0003"} and eng.moves == []  # refused values not stored
+    assert talk(eng, f"BOARD\n{huge},1,1\nDONE\nBOARD\n٣,1,2\nDONE\nBOARD\n1,1,²\nDONE\nTURN 0008,0\nTURN 00001,1\n") == [
+        "ERROR coordinate too large (5000 digits)", r"ERROR expected X,Y but got '\u0663,1'",
+        r"ERROR bad BOARD line '1,1,\xb2': expected X,Y,1 (own) or X,Y,2 (opponent)",
+        "ERROR 8,0 is off the 8x8 board", "0,0"]                # leading zeros are still numbers
+
+
+def test_echoed_input_is_short_ascii_and_blank_lines_are_silent():
+    eng = engine()
+    lines = talk(eng, "X" * 100_000 + "\n\n   \n\t\n\x00\x01\n" + "\U0001F600" * 50 + "\nSTART 8\nTURN a"
+                 + "b" * 100_000 + "\n\x00TU\x00RN\t3,\x001\x00\r\nturn   4,1  \nFR\x85OB\n")
+    assert lines == ["UNKNOWN command 'XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX...",
+                     r"UNKNOWN command '\U0001f600\U0001f600\U0001f600\U0001f600...", "OK",
+                     "ERROR expected X,Y but got 'abbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb...",
+                     "0,0", "1,0", r"UNKNOWN command 'FR\x85OB'"]  # control characters (NUL, CR) are ignored
+    assert eng.moves == [11, 0, 12, 1]
+
+
+def test_a_line_over_a_million_characters_is_refused_whole():
+    eng = engine()
+    too_long = "TURN 1," + "1" * 1_000_000                     # not read into memory at once, nor parsed
+    assert talk(eng, f"START 8\n{too_long}\nBEGIN\nBOARD\n{too_long}\n1,1,2\nDONE\n") == [
+        "OK", "ERROR line too long (over 1000000 characters)", "0,0",
+        "ERROR bad BOARD line '(a line too long)': expected X,Y,1 (own) or X,Y,2 (opponent)"]
+    assert talk(engine(), too_long) == ["ERROR line too long (over 1000000 characters)"]  # and at EOF
+
+
+def test_board_block_without_done():
+    eng = engine()
+    # a command inside the block drops it and is not run (one reply for its line); INFO is applied
+    assert talk(eng, "START 8\nBOARD\n4,4,2\nTURN 1,1\nBEGIN\n") == [
+        "OK", "ERROR TURN before DONE of a BOARD block: the block and the TURN are dropped", "0,0"]
+    assert eng.moves == [0]
+    eng = engine()
+    assert talk(eng, "START 8\nBOARD\n4,4,2\nINFO timeout_turn 900\nBOARD\n5,5,2\nDONE\n") == [
+        "OK", "ERROR BOARD before DONE: the earlier block is dropped, collecting the new one", "0,0"]
+    assert eng.moves == [45, 0] and eng.info == {"timeout_turn": "900"}
+    eng = engine()                                              # END still ends the brain
+    assert talk(eng, "START 8\nBOARD\n4,4,2\nEND\nBEGIN\n") == ["OK"] and eng.finished
+    eng = engine()                                              # EOF inside the block: run() just returns
+    assert talk(eng, "START 8\nBOARD\n4,4,2\n") == ["OK"] and eng.board_lines == ["4,4,2"]
+    eng = engine()                                              # no end of lines without DONE: capped
+    stones = "".join(f"{i % 8},{i // 8 % 8},2\n" for i in range(5000))
+    assert talk(eng, f"START 8\nBOARD\n{stones}") == ["OK"] and len(eng.board_lines) == 65
+    assert eng.respond("DONE") == "ERROR BOARD block has more than 64 lines" and eng.respond("BEGIN") == "0,0"
+
+
+def test_a_failing_chooser_is_an_error_line_not_a_crash():
+    def broken(moves):
+        raise RuntimeError("out of memory\nsecond line")
+
+    eng = GomocupEngine(GomokuRules(8, 5), broken)
+    assert talk(eng, "START 8\nBEGIN\nABOUT\n") == [
+        "OK", r"ERROR internal error on 'BEGIN': RuntimeError 'out of memory\nsecond line'", 'name="stonelab"']
+
+
+BRAIN = """
+from stonelab.games.gomoku import GomokuRules
+from stonelab.protocols.gomocup import GomocupEngine
+GomocupEngine(GomokuRules(8, 5), lambda moves: min(set(range(64)) - set(moves)),
+              about={"name": "bad \\udcff name"}).run()
+"""
+STRICT_UTF8 = {"LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8:strict"}
+
+
+def test_the_real_stdin_takes_any_byte_under_a_strict_utf8_locale():
+    proc = subprocess.run([sys.executable, "-c", BRAIN], cwd=ROOT, capture_output=True, timeout=60,
+                          env={**os.environ, **STRICT_UTF8},
+                          input=b"START 8\n\xff\nTURN \xff,1\r\nBOARD\n1,1,2\n\x00\xc3\n")
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr.decode(errors="replace")
+    assert proc.stdout.decode().splitlines() == [
+        "OK", r"UNKNOWN command '\ufffd'", r"ERROR expected X,Y but got '\ufffd,1'"]  # EOF in BOARD: exit 0
+    proc = subprocess.run([sys.executable, "-c", BRAIN], cwd=ROOT, capture_output=True, timeout=60,
+                          env={**os.environ, **STRICT_UTF8}, input=b"ABOUT\nEND\n")
+    assert proc.returncode == 0 and proc.stdout == b'name="bad ? name"\n', proc.stderr  # unencodable: '?'
+
+
 def test_search_chooser_replays_only_what_changed():
     calls = []
 
@@ -132,13 +229,15 @@ def _checkpoint(tmp_path, n=6, k=4):
 def test_play_py_is_a_gomocup_brain_with_only_protocol_on_stdout(tmp_path):
     path = _checkpoint(tmp_path)
     proc = subprocess.run([sys.executable, "src/play.py", "protocol=gomocup", f"ckpt_path={path}",
-                           "search.playouts=16"], cwd=ROOT, text=True, capture_output=True, timeout=300,
-                          input="START 6\nBEGIN\nTURN 0,0\nTURN garbage\nEND\n")
-    assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
+                           "search.playouts=16"], cwd=ROOT, capture_output=True, timeout=300,
+                          env={**os.environ, **STRICT_UTF8},
+                          input=b"START 6\nBEGIN\nTURN 0,0\nTURN garbage\n\xff\xfe\nEND\n")
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+    lines = proc.stdout.decode().splitlines()
     assert lines[:2] == ["OK", "MESSAGE this model was trained for 4 in a row, not 5"]
     assert all(len(line.split(",")) == 2 for line in lines[2:4])
-    assert lines[4] == "ERROR expected X,Y but got 'garbage'" and len(lines) == 5
+    assert lines[4] == "ERROR expected X,Y but got 'garbage'"
+    assert lines[5] == r"UNKNOWN command '\ufffd\ufffd'" and len(lines) == 6
 
 
 def test_play_py_refuses_a_go_checkpoint_and_an_unknown_protocol(tmp_path):

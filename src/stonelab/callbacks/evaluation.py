@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 
@@ -16,6 +17,9 @@ from stonelab.callbacks.selfplay import as_pruning
 from stonelab.errors import ConfigError, check
 from stonelab.models.alphazero import load_policy_value_net, net_evaluator
 from stonelab.search.mcts import MCTSConfig
+from stonelab.utils.threads import torch_threads
+
+log = logging.getLogger(__name__)
 
 
 class Evaluation(L.Callback):
@@ -34,11 +38,19 @@ class Evaluation(L.Callback):
     def __init__(self, search: dict | MCTSConfig, *, every_n_rounds: int = 50, games: int = 10,
                  pure_playouts: int = 1000, playouts_step: int = 1000, max_pure_playouts: int = 5000,
                  opponent_checkpoint: str | None = None, seed: int = 0, dirpath: str | None = None,
-                 at_train_end: bool = True, pruning=None):
+                 at_train_end: bool = True, pruning=None, torch_threads: int | None = 1):
         check([
             (lambda: every_n_rounds >= 1, f"callbacks.evaluation.every_n_rounds={every_n_rounds!r} must be >= 1"),
             (lambda: games >= 1, f"callbacks.evaluation.games={games!r} must be >= 1"),
-            (lambda: pure_playouts >= 1, f"callbacks.evaluation.pure_playouts={pure_playouts!r} must be >= 1"),
+            (lambda: isinstance(pure_playouts, int) and pure_playouts >= 1,
+             f"callbacks.evaluation.pure_playouts={pure_playouts!r} must be a whole number >= 1"),
+            (lambda: isinstance(playouts_step, int) and playouts_step >= 0,
+             f"callbacks.evaluation.playouts_step={playouts_step!r} must be a whole number >= 0"),
+            (lambda: isinstance(max_pure_playouts, int) and max_pure_playouts >= 1,
+             f"callbacks.evaluation.max_pure_playouts={max_pure_playouts!r} must be a whole number >= 1"),
+            (lambda: torch_threads is None or (isinstance(torch_threads, int) and torch_threads >= 1),
+             f"callbacks.evaluation.torch_threads={torch_threads!r} must be a whole number >= 1 "
+             f"(or null: torch's default)"),
         ])
         if opponent_checkpoint and not os.path.isfile(opponent_checkpoint):
             raise ConfigError(f"callbacks.evaluation.opponent_checkpoint={opponent_checkpoint}: no such file")
@@ -52,6 +64,7 @@ class Evaluation(L.Callback):
         self.seed = seed
         self.dirpath = dirpath
         self.at_train_end = at_train_end
+        self.torch_threads = torch_threads
         # State kept in checkpoints.
         self.pure_playouts = pure_playouts
         self.best_win_ratio = -1.0
@@ -104,6 +117,7 @@ class Evaluation(L.Callback):
             "opponent": self.opponent_name(), "wins": result.wins, "draws": result.draws,
             "losses": result.losses, "win_ratio": result.win_ratio,
             "ci_low": result.interval[0], "ci_high": result.interval[1],
+            "opponent_playouts": None if self.opponent_checkpoint else self.pure_playouts,
             "seconds": time.perf_counter() - start,
         }
         self.history.append(record)
@@ -117,7 +131,8 @@ class Evaluation(L.Callback):
         if improved and self.dirpath:
             trainer.save_checkpoint(os.path.join(self.dirpath, "best.ckpt"))
         if trainer.is_global_zero:
-            print(f"[eval] round {module.rounds} vs {record['opponent']}: {result}")
+            log.info("evaluation at round %d vs %s: %s (%.0f s)", module.rounds, record["opponent"], result,
+                     record["seconds"])
             if self.dirpath:
                 os.makedirs(self.dirpath, exist_ok=True)
                 with open(os.path.join(self.dirpath, "evaluations.jsonl"), "a") as f:
@@ -129,12 +144,39 @@ class Evaluation(L.Callback):
             self.best_win_ratio = -1.0
         return result
 
+    def progress_text(self) -> str:
+        """The latest evaluation, for the per-round progress line."""
+        if not self.history:
+            return ""
+        h = self.history[-1]
+        return (f"eval {h['win_ratio']:.2f} [{h['ci_low']:.2f}, {h['ci_high']:.2f}] vs {h['opponent']} "
+                f"(round {h['round']})")
+
+    def result_fields(self) -> dict:
+        """This callback's part of result.json."""
+        if not self.history:
+            return {}
+        ratios = [h["win_ratio"] for h in self.history]
+        best = os.path.join(self.dirpath, "best.ckpt") if self.dirpath else None
+        return {"evaluations": self.history, "final_win_ratio": ratios[-1], "best_win_ratio": max(ratios),
+                "best_evaluation_checkpoint": best if best and os.path.isfile(best) else None}
+
+    def seconds_after_training(self) -> float:
+        """How long the final evaluation may take: the longest match of this run so far,
+        scaled to today's opponent (pure MCTS time grows with its playouts). The Budget
+        callback keeps this much of ``max_time`` free; 0 before the first evaluation."""
+        if not self.at_train_end:
+            return 0.0
+        estimates = [h["seconds"] * (self.pure_playouts / h["opponent_playouts"] if h.get("opponent_playouts") else 1.0)
+                     for h in self.history]
+        return max(estimates, default=0.0)
+
     def _play_share(self, trainer, module) -> MatchResult:
         rank, world = trainer.global_rank, trainer.world_size
         games = self.games // world + (1 if rank < self.games % world else 0)
         wins = draws = losses = 0
         if games > 0:
-            with module.evaluation_mode():
+            with module.evaluation_mode(), torch_threads(self.torch_threads):
                 player = NeuralMCTSPlayer(module.game, module.evaluator(), self.search, pruning=self.pruning)
                 opponent = self._opponent(module)
                 # Two networks search deterministically: random 2-stone openings vary the games.

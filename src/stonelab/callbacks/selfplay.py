@@ -6,7 +6,6 @@ import time
 
 import lightning as L
 import numpy as np
-import torch
 from lightning.pytorch.utilities import rank_zero_warn
 
 from stonelab.callbacks.logging import log_metrics
@@ -14,6 +13,7 @@ from stonelab.errors import check
 from stonelab.search.mcts import MCTSConfig
 from stonelab.search.pruning import PruningConfig
 from stonelab.search.selfplay import SelfPlaySlots
+from stonelab.utils.threads import torch_threads
 
 
 class SelfPlay(L.Callback):
@@ -32,7 +32,7 @@ class SelfPlay(L.Callback):
 
     def __init__(self, search: dict | MCTSConfig, *, games_per_round: int = 1,
                  steps_per_round: int = 1, temperature_moves: int = 8, seed: int = 0,
-                 torch_threads: int | None = None, pruning: dict | PruningConfig | None = None,
+                 torch_threads: int | None = 1, pruning: dict | PruningConfig | None = None,
                  parallel_games: int | None = None):
         check([
             (lambda: games_per_round >= 1, f"callbacks.selfplay.games_per_round={games_per_round!r} must be >= 1"),
@@ -41,6 +41,9 @@ class SelfPlay(L.Callback):
              f"callbacks.selfplay.parallel_games={parallel_games!r} must be >= 1 (or null: all)"),
             (lambda: temperature_moves >= 0,
              f"callbacks.selfplay.temperature_moves={temperature_moves!r} must be >= 0"),
+            (lambda: torch_threads is None or (isinstance(torch_threads, int) and torch_threads >= 1),
+             f"callbacks.selfplay.torch_threads={torch_threads!r} must be a whole number >= 1 "
+             f"(or null: torch's default)"),
         ])
         self.search = search if isinstance(search, MCTSConfig) else MCTSConfig(**search)
         self.pruning = as_pruning(pruning)
@@ -54,14 +57,13 @@ class SelfPlay(L.Callback):
         self.session: SelfPlaySlots | None = None  # built on first use (needs the game)
         self._loaded_slots: dict | None = None
 
-    def on_fit_start(self, trainer, pl_module) -> None:
-        if self.torch_threads:
-            torch.set_num_threads(self.torch_threads)
-
     def on_train_start(self, trainer, pl_module) -> None:
         # Epoch 0's first batch is drawn inside the first step; fill the buffer first.
+        # Under DDP every rank plays rounds until all buffers hold a batch: game lengths
+        # differ between ranks, and a rank one round ahead would reach Evaluation's
+        # every_n_rounds match (a collective) alone and hang both ranks.
         data = trainer.datamodule
-        while len(data.buffer) < data.batch_size:
+        while not trainer.strategy.reduce_boolean_decision(len(data.buffer) >= data.batch_size, all=True):
             self.play_round(trainer, pl_module)
 
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
@@ -72,7 +74,7 @@ class SelfPlay(L.Callback):
         start = time.perf_counter()
         rng = np.random.default_rng([self.seed, trainer.global_rank, module.rounds])
         slots = self._slots(trainer, module)
-        with module.evaluation_mode():
+        with module.evaluation_mode(), torch_threads(self.torch_threads):
             games = slots.play(module.evaluator(), self.games_per_round, rng)
         elapsed = time.perf_counter() - start
         added = trainer.datamodule.add_games(games.planes, games.policies, games.values)
@@ -96,6 +98,15 @@ class SelfPlay(L.Callback):
         self.last_stats = stats
         log_metrics(trainer, stats, step=module.train_steps)
 
+    def result_fields(self) -> dict:
+        return {"selfplay": self.last_stats}
+
+    def progress_text(self) -> str:
+        """Self-play speed of the latest round, for the per-round progress line."""
+        if not self.last_stats:
+            return ""
+        return (f"{self.last_stats['search/playouts_per_s']:,.0f} playouts/s, "
+                f"{self.last_stats['selfplay/games_per_hour']:,.0f} games/h")
 
     def _slots(self, trainer, module) -> SelfPlaySlots:
         if self.session is None:

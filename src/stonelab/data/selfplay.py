@@ -7,7 +7,7 @@ import numpy as np
 from torch.utils.data import DataLoader
 
 from stonelab.data.replay import ReplayBatches, ReplayBuffer
-from stonelab.errors import ConfigError
+from stonelab.errors import ConfigError, check
 from stonelab.games.gomoku import NUM_PLANES, GomokuRules
 from stonelab.games.symmetry import all_symmetries
 
@@ -23,8 +23,10 @@ class SelfPlayDataModule(L.LightningDataModule):
     def __init__(self, game: GomokuRules, *, buffer_size: int = 10_000, batch_size: int = 512,
                  augment: bool = True, seed: int = 0, num_workers: int = 0):
         super().__init__()
-        if batch_size < 1:
-            raise ConfigError(f"data.batch_size={batch_size} must be >= 1")
+        check([(lambda: isinstance(batch_size, int) and batch_size >= 1,
+                f"data.batch_size={batch_size!r} must be a whole number >= 1"),
+               (lambda: isinstance(buffer_size, int) and buffer_size >= 1,
+                f"data.buffer_size={buffer_size!r} must be a whole number >= 1 (positions)")])
         if num_workers != 0:
             raise ConfigError("data.num_workers must be 0 for self-play: worker processes would "
                              "sample a frozen copy of the replay buffer")

@@ -5,6 +5,8 @@ differs, naming each difference."""
 from __future__ import annotations
 
 import os
+import warnings
+import zipfile
 
 import torch
 
@@ -30,10 +32,36 @@ def check_identity(checkpoint: dict, expected: dict, source: str) -> None:
 
 
 def load_checkpoint_file(path: str) -> dict:
-    """Read a checkpoint on the CPU with a clear error for a missing or broken file."""
+    """Read a checkpoint on the CPU; a file that is not one is refused saying what it is."""
+    if os.path.isdir(path):
+        raise StonelabError(f"ckpt_path={path} is a folder, not a checkpoint file")
     if not os.path.isfile(path):
         raise StonelabError(f"ckpt_path={path}: no such file")
     try:
-        return torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # torch raises many types for a corrupt file
-        raise CheckpointMismatchError(f"ckpt_path={path}: not a readable checkpoint ({exc})") from exc
+        with warnings.catch_warnings():  # torch warns about pickle protocols before failing
+            warnings.simplefilter("ignore")
+            checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises many types for a file that is not a checkpoint
+        raise CheckpointMismatchError(f"ckpt_path={path} {unreadable_reason(path, exc)}") from exc
+    if not isinstance(checkpoint, dict):
+        raise CheckpointMismatchError(f"ckpt_path={path} holds a {type(checkpoint).__name__}, not a checkpoint "
+                                      f"(a dict of weights and stonelab's identity, as training writes it)")
+    return checkpoint
+
+
+def unreadable_reason(path: str, exc: Exception) -> str:
+    """Why torch could not read ``path``, in words (what the file is, not torch's internals)."""
+    with open(path, "rb") as f:
+        head = f.read(4096)
+    if not head:
+        return "is empty (0 bytes), not a checkpoint: an interrupted copy or save?"
+    if zipfile.is_zipfile(path):
+        return "is a zip archive but not a readable PyTorch checkpoint (truncated or corrupted?)"
+    if head[0] == 0x80 and 2 <= head[1] <= 5:  # a pickle's PROTO opcode
+        return ("is a pickle of Python objects that no checkpoint holds; it was not written by stonelab "
+                "(and loading it could run arbitrary code)")
+    try:
+        head.decode("utf-8")
+        return "is a text file, not a checkpoint"
+    except UnicodeDecodeError:
+        return "is not a checkpoint: neither a PyTorch zip archive nor a pickle (random or corrupted bytes?)"

@@ -11,19 +11,27 @@ Coordinates are ``X,Y``: column then row, 0-based from the top-left corner, so t
 is ``Y * n + X`` in `stonelab.games.gomoku`'s layout.
 
 Commands: START, RECTSTART (square only), RESTART, BEGIN, TURN, BOARD ... DONE, TAKEBACK,
-INFO (stored, never answered), ABOUT, END. The model plays only its own board size and
-win length (freestyle: a longer line also wins); other sizes get ``ERROR``, and a rule or
-win length the model was not trained for gets a ``MESSAGE`` warning. A malformed or
-illegal line is answered ``ERROR <reason>`` (unknown commands ``UNKNOWN <reason>``) and
-the brain goes on; it never exits on bad input. No clock: a move takes what its
-playouts take, whatever ``INFO timeout_turn`` says.
+INFO (stored, answered only to warn or refuse), ABOUT, END. The model plays only its own
+board size and win length (freestyle: a longer line also wins); other sizes get ``ERROR``,
+and a rule or win length the model was not trained for gets a ``MESSAGE`` warning. No
+clock: a move takes what its playouts take, whatever ``INFO timeout_turn`` says.
+
+Bad input never stops the brain: a malformed or illegal line is answered with one
+``ERROR <reason>`` line (unknown commands ``UNKNOWN <reason>``) and it goes on. Numbers
+are ASCII digits only (not ``²`` or ``٣``), at most 18 of them; control characters are
+ignored; stdin is read as UTF-8 with bad bytes as U+FFFD, whatever the locale; input
+echoed in a reply is ASCII-escaped and cut to about 40 characters; a line over a
+million characters is refused whole. A BOARD block collects up to n*n stone lines until
+DONE; a command line in it (other than INFO) drops the block with an ERROR and is not
+run, except END, which still ends the brain, and BOARD, which starts the block over.
+INFO inside a block is applied and the block goes on.
 """
 
 from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TextIO
 
 import numpy as np
@@ -31,11 +39,56 @@ import numpy as np
 from stonelab.games.gomoku import BLACK, EMPTY, MOVER_WINS, ONGOING, GomokuRules, outcome_after
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# ASCII only: \d and str.isdigit also take "²" or "٣", which int() then refuses or misreads
+_NUMBER = re.compile(r"\s*(-?[0-9]+)\s*", re.ASCII)
+_PAIR = re.compile(r"\s*(-?[0-9]+)\s*,\s*(-?[0-9]+)\s*", re.ASCII)  # a negative X,Y is off the board
+_SIZE = re.compile(r"\s*([0-9]+)\s*", re.ASCII)
+_SIZES = re.compile(r"\s*([0-9]+)\s*,\s*([0-9]+)\s*", re.ASCII)
+_SPACE = re.compile(r"[ \t]+")
+MAX_DIGITS = 18       # int() of 4,300+ digits raises; no size, coordinate or INFO value needs more
+MAX_LINE = 1_000_000  # characters: no protocol line comes near, and a stream without newlines
+                      # must not fill the memory
+NUMERIC_INFO = ("timeout_turn", "timeout_match", "time_left", "max_memory", "game_type", "rule")
 OWN, OPPONENT = 1, 2  # the fields of a BOARD line (3 = a stone of a continuous game)
 
 
 class GomocupError(Exception):
     """A command that fails: its message becomes the ``ERROR ...`` line."""
+
+
+def shown(text: str, limit: int = 40) -> str:
+    """``text`` to echo in a reply: quoted, ASCII-escaped (no newline or odd byte reaches the
+    manager) and cut after ``limit`` characters (a 100,000-character line is not sent back)."""
+    quoted = ascii(text.strip())
+    return quoted if len(quoted) <= limit + 2 else quoted[:limit + 1] + "..."
+
+
+def integer(text: str, what: str) -> int:
+    """An ASCII ``-?[0-9]+`` as an int, refusing absurd lengths before int() raises on them."""
+    sign, digits = ("-", text[1:]) if text.startswith("-") else ("", text)
+    digits = digits.lstrip("0") or "0"
+    if len(digits) > MAX_DIGITS:
+        raise GomocupError(f"{what} too large ({len(digits)} digits)")
+    return int(sign + digits)
+
+
+def forgiving(stream: TextIO, **settings) -> TextIO:
+    """A real std stream set to replace, not raise on, a bad byte: under a strict locale one
+    stray byte would kill the brain. Other streams (a test's StringIO) are left as they are."""
+    if hasattr(stream, "reconfigure"):
+        stream.reconfigure(**settings)
+    return stream
+
+
+def input_lines(stdin: TextIO) -> Iterator[str | None]:
+    """The lines of ``stdin``; None for one over MAX_LINE characters, whose rest is skipped."""
+    while line := stdin.readline(MAX_LINE):
+        if len(line) < MAX_LINE or line.endswith("\n"):
+            yield line
+            continue
+        while line and not line.endswith("\n"):
+            line = stdin.readline(MAX_LINE)
+        yield None
 
 
 class GomocupEngine:
@@ -67,10 +120,10 @@ class GomocupEngine:
     # -- coordinates
     def point(self, text: str) -> int:
         """The point of ``X,Y`` (column, row; 0-based from the top-left)."""
-        match = re.fullmatch(r"\s*(-?\d+)\s*,\s*(-?\d+)\s*", text)
+        match = _PAIR.fullmatch(text)
         if not match:
-            raise GomocupError(f"expected X,Y but got {text.strip()!r}")
-        x, y, n = int(match[1]), int(match[2]), self.rules.n
+            raise GomocupError(f"expected X,Y but got {shown(text)}")
+        x, y, n = integer(match[1], "coordinate"), integer(match[2], "coordinate"), self.rules.n
         if not (0 <= x < n and 0 <= y < n):
             raise GomocupError(f"{x},{y} is off the {n}x{n} board")
         return y * n + x
@@ -108,15 +161,17 @@ class GomocupEngine:
 
     # -- commands
     def start(self, args: str) -> str:
-        if not args.strip().isdigit():
-            raise GomocupError(f"START needs a board size, got {args.strip()!r}")
-        return self.open_board(int(args), int(args))
+        match = _SIZE.fullmatch(args)
+        if not match:
+            raise GomocupError(f"START needs a board size, got {shown(args)}")
+        size = integer(match[1], "board size")
+        return self.open_board(size, size)
 
     def rectstart(self, args: str) -> str:
-        match = re.fullmatch(r"\s*(\d+)\s*,\s*(\d+)\s*", args)
+        match = _SIZES.fullmatch(args)
         if not match:
-            raise GomocupError(f"RECTSTART needs WIDTH,HEIGHT, got {args.strip()!r}")
-        return self.open_board(int(match[1]), int(match[2]))
+            raise GomocupError(f"RECTSTART needs WIDTH,HEIGHT, got {shown(args)}")
+        return self.open_board(integer(match[1], "board width"), integer(match[2], "board height"))
 
     def open_board(self, width: int, height: int) -> str:
         n = self.rules.n
@@ -157,14 +212,35 @@ class GomocupEngine:
         self.require_started()
         self.board_lines = []
 
+    def board_line(self, line: str, command: str, args: str) -> str | None:
+        """A line inside a BOARD block: a stone line is kept (judged at DONE), a command ends
+        the block. A manager that never sends DONE must not leave the brain deaf to commands."""
+        if command == "DONE":
+            return self.board_done()
+        if command == "INFO":                                   # needs no answer: the block goes on
+            return self.set_info(args)
+        if command not in self.commands:
+            if line and len(self.board_lines) <= self.rules.n ** 2:   # one past the cap: DONE refuses
+                self.board_lines.append(line)
+            return None
+        self.board_lines = None
+        if command == "END":
+            return self.end(args)
+        if command == "BOARD":
+            self.board_lines = []
+            raise GomocupError("BOARD before DONE: the earlier block is dropped, collecting the new one")
+        raise GomocupError(f"{command} before DONE of a BOARD block: the block and the {command} are dropped")
+
     def board_done(self) -> str:
         """The position of a BOARD block, rebuilt as a move sequence, then the brain's move."""
         lines, self.board_lines = self.board_lines, None
+        if len(lines) > self.rules.n ** 2:
+            raise GomocupError(f"BOARD block has more than {self.rules.n ** 2} lines")
         own, theirs = [], []
         for line in lines:
             xy, _, field = line.rpartition(",")
             if field.strip() not in ("1", "2"):
-                raise GomocupError(f"bad BOARD line {line!r}: expected X,Y,1 (own) or X,Y,2 (opponent)"
+                raise GomocupError(f"bad BOARD line {shown(line)}: expected X,Y,1 (own) or X,Y,2 (opponent)"
                                    + (" (continuous games are not supported)" if field.strip() == "3" else ""))
             (own if field.strip() == "1" else theirs).append(self.point(xy))
         if len(theirs) not in (len(own), len(own) + 1):
@@ -188,9 +264,18 @@ class GomocupEngine:
 
     def set_info(self, args: str) -> str | None:
         key, _, value = args.strip().partition(" ")
-        self.info[key.lower()] = value.strip()
-        if key.lower() == "rule" and value.strip().isdigit() and int(value) != 0:
-            return f"MESSAGE this model plays free-style {self.rules.k} in a row; rule {value.strip()} is ignored"
+        key, value = key.lower(), value.strip()
+        if not key:
+            raise GomocupError("INFO needs a KEY and a VALUE")
+        number = None
+        if key in NUMERIC_INFO:                                 # refused, not stored: the old value stays
+            match = _NUMBER.fullmatch(value)
+            if not match:
+                raise GomocupError(f"INFO {key} needs a number, got {shown(value)}")
+            number = integer(match[1], f"INFO {key}")
+        self.info[key] = value
+        if key == "rule" and number != 0:
+            return f"MESSAGE this model plays free-style {self.rules.k} in a row; rule {number} is ignored"
         return None
 
     def describe(self, args: str) -> str:
@@ -203,34 +288,49 @@ class GomocupEngine:
     def respond(self, line: str) -> str | None:
         """The answer to one input line (None where the protocol wants none)."""
         line = _CONTROL.sub("", line).strip()
-        if self.board_lines is not None and line.upper() != "DONE":
-            if line:
-                self.board_lines.append(line)
-            return None
-        if not line:
-            return None
-        command, _, args = line.partition(" ")
-        command = command.upper()
+        command, args = split_command(line)
         try:
+            if self.board_lines is not None:
+                return self.board_line(line, command, args)
+            if not line:
+                return None
             if command == "DONE":
-                if self.board_lines is None:
-                    raise GomocupError("DONE without BOARD")
-                return self.board_done()
+                raise GomocupError("DONE without BOARD")
             handler = self.commands.get(command)
             if handler is None:
-                return f"UNKNOWN command {command!r}"
+                return f"UNKNOWN command {shown(command)}"
             return handler(args)
         except GomocupError as exc:
             return f"ERROR {exc}"
+        except Exception as exc:  # a bug (or the chooser failing) must not end a match
+            return f"ERROR internal error on {shown(line)}: {type(exc).__name__} {shown(str(exc))}"
 
-    def run(self, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> None:
-        for line in stdin:
-            answer = self.respond(line)
+    def run(self, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
+        """Answer the lines of ``stdin`` (default: the real stdin, as forgiving UTF-8) until END or EOF."""
+        stdin = forgiving(sys.stdin, encoding="utf-8", errors="replace") if stdin is None else stdin
+        stdout = forgiving(sys.stdout, errors="replace") if stdout is None else stdout
+        if stdin is None:                                       # started with fd 0 closed: nothing will come
+            return
+        for line in input_lines(stdin):
+            answer = self.respond(line) if line is not None else self.too_long()
             if answer is not None:
                 stdout.write(answer + "\n")
                 stdout.flush()
             if self.finished:
                 return
+
+    def too_long(self) -> str | None:
+        """The answer to a line over MAX_LINE characters (skipped unread)."""
+        if self.board_lines is not None:                        # a bad stone line: DONE refuses the block
+            return self.board_line("(a line too long)", "", "")
+        return f"ERROR line too long (over {MAX_LINE} characters)"
+
+
+def split_command(line: str) -> tuple[str, str]:
+    """The command word (upper case) and its arguments. Only an ASCII word is upper-cased:
+    "ſtart".upper() is "START", and such a spelling is no command."""
+    command, args = (_SPACE.split(line, maxsplit=1) + [""])[:2]
+    return (command.upper() if command.isascii() else command), args
 
 
 def search_chooser(player) -> Callable[[list[int]], int]:

@@ -79,8 +79,14 @@ def pure_mcts_visits(board, n, k, to_play, last_move, stones, playouts, c_puct, 
 
 def pure_mcts_move(rules: GomokuRules, board: np.ndarray, to_play: int, last_move: int,
                    *, playouts: int, c_puct: float = 5.0, seed: int = -1) -> int:
-    """The most visited move of a pure-MCTS search (ties: lowest index)."""
+    """The most visited move of a pure-MCTS search (ties: lowest index).
+
+    With a single playout no move has been visited yet (it only expands the root):
+    the move is then uniformly random among the empty points, seeded by ``seed``.
+    """
     stones = int(np.count_nonzero(board))
     visits = pure_mcts_visits(board, rules.n, rules.k, to_play, last_move, stones,
                               playouts, c_puct, seed)
+    if visits.max() <= 0:
+        return int(np.random.default_rng(max(seed, 0)).choice(np.flatnonzero(board == 0)))
     return int(np.argmax(visits))

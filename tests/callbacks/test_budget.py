@@ -1,0 +1,124 @@
+"""stonelab.callbacks.budget: what ends a self-play run, counted in the units users count."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from conftest import compose_train
+from stonelab.callbacks.budget import Budget, format_duration, parse_duration
+from stonelab.errors import ConfigError
+from stonelab.pipeline import train
+
+
+def test_parse_duration_reads_dd_hh_mm_ss_and_refuses_words():
+    assert parse_duration("00:00:10:00") == 600
+    assert parse_duration("01:02:03:04") == 86400 + 2 * 3600 + 3 * 60 + 4
+    assert parse_duration(None) is None
+    with pytest.raises(ConfigError, match="trainer.max_time='banana' is not a duration: write DD:HH:MM:SS"):
+        parse_duration("banana")
+    assert format_duration(75) == "1:15" and format_duration(3725) == "1:02:05"
+
+
+@pytest.mark.parametrize("name", ["max_updates", "max_rounds", "max_games"])
+def test_counts_must_be_whole_numbers(name):
+    with pytest.raises(ConfigError, match=f"callbacks.budget.{name}='x' must be a whole number"):
+        Budget(**{name: "x"})
+
+
+class _Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def _module(rounds=0, games=0, steps=0):
+    return SimpleNamespace(rounds=rounds, games_played=games, train_steps=steps)
+
+
+def _trainer(*callbacks):
+    strategy = SimpleNamespace(broadcast=lambda obj: obj)
+    return SimpleNamespace(callbacks=list(callbacks), strategy=strategy, should_stop=False)
+
+
+def test_time_covers_the_whole_job_and_keeps_room_for_the_final_evaluation(monkeypatch):
+    clock = _Clock()
+    monkeypatch.setattr("stonelab.callbacks.budget.time.monotonic", clock)
+    budget = Budget(max_time="00:00:10:00")
+    budget.start_clock()
+    final_match = SimpleNamespace(seconds_after_training=lambda: 90.0)
+    trainer = _trainer(budget, final_match)
+    clock.now += 500  # buffer fill and training so far: 8:20
+    budget.on_train_batch_end(trainer, _module(), None, None, 0)
+    assert not trainer.should_stop
+    clock.now += 15  # 8:35 + 1:30 for the final match > 10:00
+    budget.on_train_batch_end(trainer, _module(), None, None, 0)
+    assert trainer.should_stop
+    assert "1:30 kept for the final evaluation" in budget.stop_reason
+
+
+def test_time_adds_up_across_resumes(monkeypatch):
+    clock = _Clock()
+    monkeypatch.setattr("stonelab.callbacks.budget.time.monotonic", clock)
+    first = Budget(max_time="00:00:01:00")
+    first.start_clock()
+    clock.now += 45
+    resumed = Budget(max_time="00:00:01:00")
+    resumed.load_state_dict(first.state_dict())
+    resumed.start_clock()
+    trainer = _trainer(resumed)
+    clock.now += 10
+    resumed.on_train_batch_end(trainer, _module(), None, None, 0)
+    assert not trainer.should_stop
+    clock.now += 6
+    resumed.on_train_batch_end(trainer, _module(), None, None, 0)
+    assert trainer.should_stop and resumed.elapsed() == pytest.approx(61)
+
+
+def test_rounds_and_games_are_checked_only_where_a_round_would_start():
+    budget = Budget(max_rounds=3, steps_per_round=4)
+    trainer = _trainer(budget)
+    budget.on_train_batch_end(trainer, _module(rounds=3, steps=6), None, None, 0)
+    assert not trainer.should_stop  # round 3 still gets its 4 updates
+    budget.on_train_batch_end(trainer, _module(rounds=3, steps=8), None, None, 0)
+    assert trainer.should_stop and budget.stop_reason.startswith("3 rounds")
+
+
+@pytest.mark.parametrize("limit, counter", [("max_updates=5", "train_steps"), ("max_rounds=3", "rounds"),
+                                            ("max_games=5", "games_played")])
+def test_runs_stop_at_exactly_the_counter_asked_for(limit, counter, tmp_path):
+    cfg = compose_train([f"callbacks.budget.{limit}", "trainer.max_epochs=100", "trainer.max_time=null",
+                         "logger=none", "callbacks.evaluation.at_train_end=false"], tmp_path)
+    result = train(cfg)
+    wanted = int(limit.split("=")[1])
+    if counter == "games_played":  # a round finishes games_per_round=2 games (a few more if they end together)
+        assert wanted <= result["games_played"] < wanted + 4
+    else:
+        assert result[counter] == wanted
+    assert result["stop_reason"].startswith(f"{result[counter]} ")
+
+
+def test_trainer_max_steps_is_refused_for_alphazero_with_the_right_knob(tmp_path):
+    from stonelab.pipeline import build
+
+    with pytest.raises(ConfigError, match="callbacks.budget.max_updates=N"):
+        build(compose_train(["trainer.max_steps=1985", "logger=none"], tmp_path))
+
+
+def test_a_resumed_run_past_its_budget_trains_no_further(tmp_path):
+    first = compose_train(["callbacks.budget.max_updates=2", "trainer.max_epochs=100", "logger=none",
+                           "callbacks.evaluation.at_train_end=false"], tmp_path / "a")
+    train(first)
+    last = tmp_path / "a" / "checkpoints" / "last.ckpt"
+    again = compose_train(["callbacks.budget.max_updates=2", "trainer.max_epochs=100", "logger=none",
+                           "callbacks.evaluation.at_train_end=false", f"ckpt_path={last}"], tmp_path / "b")
+    result = train(again)
+    assert result["train_steps"] == 2
+    saved = torch.load(tmp_path / "b" / "checkpoints" / "last.ckpt", weights_only=True)
+    assert saved["stonelab"]["train_steps"] == 2
+    assert json.loads((tmp_path / "b" / "result.json").read_text())["stop_reason"].startswith("2 updates")
