@@ -11,6 +11,19 @@ from hydra.core.global_hydra import GlobalHydra
 ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "conf"
 
+
+def _snapshot(folder: Path) -> set[str]:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*")} if folder.exists() else set()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def repo_logs_untouched():
+    """No test writes into the repository's logs/: every run goes to a temporary folder."""
+    before = _snapshot(ROOT / "logs")
+    yield
+    written = sorted(_snapshot(ROOT / "logs") - before)
+    assert not written, f"tests wrote into {ROOT / 'logs'}: {written[:5]}"
+
 # Small enough that a whole run takes seconds on one core.
 TINY = [
     "search.playouts=12",
@@ -21,7 +34,6 @@ TINY = [
     "callbacks.evaluation.games=2",
     "callbacks.evaluation.pure_playouts=20",
     "callbacks.evaluation.every_n_rounds=2",
-    "callbacks.progress_bar=null",
     "trainer.max_epochs=1",
     "trainer.limit_train_batches=2",
     "trainer.accelerator=cpu",

@@ -99,6 +99,58 @@ def _run_cli(args, cwd):
                           cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.parametrize("override, message", [
+    ("data.batch_size=abc", "data.batch_size='abc' must be a whole number >= 1"),
+    ("trainer.max_time=banana", "trainer.max_time='banana' is not a duration: write DD:HH:MM:SS"),
+    ("seed=abc", "seed='abc' must be a whole number"),
+    ("trainer.max_steps=1985", "trainer.max_steps=1985 counts Lightning optimizer steps"),
+    ("callbacks.selfplay.torch_threads=0", "callbacks.selfplay.torch_threads=0 must be a whole number >= 1"),
+    ("trainer.limit_train_batches=abc", "trainer (lightning.pytorch.trainer.trainer.Trainer) could not be built"),
+    ("model.net.res_blocks=abc", "model.net (stonelab.models.nets.policy_value.PolicyValueNet) could not be built"),
+])
+def test_bad_values_answer_one_line(override, message, tmp_path, capsys):
+    from stonelab.cli import run_or_explain
+
+    with pytest.raises(SystemExit) as info:
+        run_or_explain(train, compose_train([override, "logger=none"], tmp_path / "run"))
+    err = capsys.readouterr().err
+    assert info.value.code == 2
+    assert err.startswith(f"error: {message}") and err.count("\n") == 1, err
+    assert not (tmp_path / "run").exists()
+
+
+def _bad_checkpoints(folder):
+    import pickle
+    from collections import OrderedDict
+
+    folder.mkdir()
+    files = {
+        "tensor": "holds a Tensor, not a checkpoint", "list": "holds a list, not a checkpoint",
+        "weights": "was not written by stonelab's alphazero model",
+        "pickle": "is a pickle of Python objects that no checkpoint holds",
+        "random": "is not a checkpoint: neither a PyTorch zip archive nor a pickle",
+        "empty": "is empty (0 bytes), not a checkpoint", "text": "is a text file, not a checkpoint",
+    }
+    torch.save(torch.zeros(3), folder / "tensor.ckpt")
+    torch.save([1, 2], folder / "list.ckpt")
+    torch.save(OrderedDict(w=torch.zeros(2)), folder / "weights.ckpt")  # a bare state_dict
+    (folder / "pickle.ckpt").write_bytes(pickle.dumps(ValueError("a pickled object"), protocol=4))
+    (folder / "random.ckpt").write_bytes(bytes(range(7, 256)) * 4)
+    (folder / "empty.ckpt").write_bytes(b"")
+    (folder / "text.ckpt").write_text("hello\n")
+    return {folder / f"{name}.ckpt": words for name, words in files.items()}
+
+
+def test_files_that_are_not_checkpoints_answer_one_line(tmp_path, capsys):
+    from stonelab.cli import run_or_explain
+
+    for path, words in _bad_checkpoints(tmp_path / "bad").items():
+        with pytest.raises(SystemExit):
+            run_or_explain(train, compose_train([f"ckpt_path={path}", "logger=none"], tmp_path / "run"))
+        err = capsys.readouterr().err
+        assert words in err and err.count("\n") == 1, (path.name, err)
+
+
 def test_cli_reports_user_errors_without_traceback(tmp_path):
     proc = _run_cli(["game=gomoku_6x6_c4", "game.win_length=7", f"paths.output_dir={tmp_path}"], tmp_path)
     assert proc.returncode == 2
@@ -125,11 +177,22 @@ def test_cli_checkpoint_of_other_board_is_refused(tmp_path):
 
 
 def test_tiny_end_to_end_cli_run(tmp_path):
-    proc = _run_cli([f"paths.output_dir={tmp_path}"], tmp_path)
+    proc = _run_cli([f"hydra.run.dir={tmp_path}"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads((tmp_path / "result.json").read_text())
     assert result["train_steps"] == 2
     assert "final_win_ratio" in result
+    out = proc.stdout + proc.stderr
+    # Every line once, no advertising, no note at every save.
+    assert out.count("GPU available") == 1
+    assert "litlogger" not in out and "weights_only" not in out and "Epoch 0/" not in out
+    # One line per round, then where the model is and what it achieved.
+    rounds = [line for line in out.splitlines() if "] round " in line]
+    assert len(rounds) == result["rounds"]
+    assert all(" games | " in line and " updates" in line and "playouts/s" in line for line in rounds)
+    assert f"last evaluation (round {result['rounds']})" in out
+    assert f"best model (best evaluation): {tmp_path}/checkpoints/best.ckpt" in out
+    assert f"last checkpoint: {tmp_path}/checkpoints/last.ckpt" in out
 
 
 @pytest.mark.parametrize("logger", ["tensorboard", "wandb"])

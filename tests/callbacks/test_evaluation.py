@@ -23,3 +23,29 @@ def test_elapsed_time_continues_across_a_resume():
     fresh = Evaluation(MCTSConfig())
     fresh.load_state_dict(old)
     assert fresh.elapsed() == 0.0
+
+
+def test_final_evaluation_reserve_scales_with_the_opponent():
+    evaluation = Evaluation(MCTSConfig(), pure_playouts=2000)
+    assert evaluation.seconds_after_training() == 0.0  # nothing measured yet
+    evaluation.history = [{"seconds": 30.0, "opponent_playouts": 1000}, {"seconds": 20.0, "opponent_playouts": 1000}]
+    assert evaluation.seconds_after_training() == 60.0  # the longest match, against twice the playouts
+    evaluation.at_train_end = False
+    assert evaluation.seconds_after_training() == 0.0
+
+
+def test_one_playout_opponent_plays_a_whole_run(tmp_path):
+    """pure_playouts=1 used to stop the first evaluation with "played the occupied point 0"."""
+    from conftest import compose_train
+    from stonelab.pipeline import train
+
+    result = train(compose_train(["callbacks.evaluation.pure_playouts=1", "logger=none"], tmp_path))
+    assert sum(result["evaluations"][0][k] for k in ("wins", "draws", "losses")) == 2
+
+
+def test_progress_text_names_the_latest_match():
+    evaluation = Evaluation(MCTSConfig())
+    assert evaluation.progress_text() == ""
+    evaluation.history = [{"win_ratio": 0.7, "ci_low": 0.4, "ci_high": 0.89, "opponent": "pure_mcts_1000",
+                           "round": 8}]
+    assert evaluation.progress_text() == "eval 0.70 [0.40, 0.89] vs pure_mcts_1000 (round 8)"

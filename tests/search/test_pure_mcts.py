@@ -160,3 +160,12 @@ def test_pure_mcts_player_is_reproducible():
         moves.append(player.choose(np.array([0, 1])))
     np.testing.assert_array_equal(moves[0], moves[1])
     assert moves[0][1] != 14
+
+
+def test_one_playout_plays_a_random_empty_point():
+    """One playout only expands the root: no move has a visit, so argmax would say point 0."""
+    rules = GomokuRules(6, 4)
+    board = np.zeros(36, dtype=np.int8)
+    board[0] = 1
+    moves = {pure_mcts_move(rules, board, -1, 0, playouts=1, seed=s) for s in range(20)}
+    assert 0 not in moves and len(moves) > 3
