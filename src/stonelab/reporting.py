@@ -55,7 +55,7 @@ def plot_training_curve(run_dir: Path, out: Path | None = None) -> Path:
         points = metrics.get(key, [])
         ax.plot([p[0] for p in points], [p[1] for p in points], lw=0.8)
         ax.set_title(title)
-        ax.set_xlabel("training step")
+        ax.set_xlabel("update")
     ax = axes[2]
     if evals:
         rounds = [e["round"] for e in evals]

@@ -10,7 +10,7 @@ This callback replaces both for self-play runs:
   are inside it, and training stops early enough to leave room for the final
   evaluation (as long as the longest evaluation of this run so far took). The clock
   adds up across resumes, like Lightning's own timer.
-- ``max_updates`` / ``max_rounds`` / ``max_games``: update steps (one minibatch,
+- ``max_updates`` / ``max_rounds`` / ``max_games``: updates (one minibatch,
   up to ``epochs_per_step`` passes), self-play rounds, finished self-play games.
 
 Whichever limit comes first ends the run. Limits are checked after every update,

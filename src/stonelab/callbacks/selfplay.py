@@ -17,7 +17,7 @@ from stonelab.utils.threads import torch_threads
 
 
 class SelfPlay(L.Callback):
-    """Every ``steps_per_round`` training steps, finish ``games_per_round`` games.
+    """Every ``steps_per_round`` updates, finish ``games_per_round`` games.
 
     ``parallel_games`` slots (default ``games_per_round``) are searched
     together and never drain: a finished game's slot starts the next game at

@@ -1,6 +1,6 @@
 """AlphaZero policy-value training (seed 000) as a LightningModule.
 
-One training step = one minibatch from the replay buffer, trained for up to
+One update (training step) = one minibatch from the replay buffer, trained for up to
 ``epochs_per_step`` passes (AlphaZero_Gomoku's 5 epochs) with the KL-adaptive
 learning-rate multiplier: passes stop early once the policy moved more than
 4x the KL target, and the multiplier is divided by 1.5 when the step's KL
