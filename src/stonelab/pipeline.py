@@ -27,6 +27,8 @@ warnings.filterwarnings("ignore", message=".*dataloader_iter.*")
 warnings.filterwarnings("ignore", message=".*LeafSpec.*")
 # A resumed run continues in its own checkpoint folder on purpose (stonelab.resume).
 warnings.filterwarnings("ignore", message=r"Checkpoint directory .* exists and is not empty")
+# Lightning's own all_gather (summarize, DDP only) calls an API torch marks deprecated.
+warnings.filterwarnings("ignore", message=r".*all_gather is deprecated.*")
 
 log = logging.getLogger(__name__)
 
