@@ -19,6 +19,6 @@ export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMBA_NUM_THREADS=1 OUT MAX_TIME
 export EXTRA="${OVERRIDES[*]:-}"
 printf '%s\n' "${EXPERIMENTS[@]}" | xargs -P "$PARALLEL" -I{} sh -c \
   'python src/train.py experiment={} trainer.max_time=$MAX_TIME callbacks.selfplay.torch_threads=1 \
-     callbacks.progress_bar=null hydra.run.dir=$OUT/{} $EXTRA > $OUT/{}.log 2>&1 \
+     hydra.run.dir=$OUT/{} $EXTRA > $OUT/{}.log 2>&1 \
    && echo "done {}" || echo "FAILED {} (see $OUT/{}.log)"'
 python -m stonelab.reporting sweep "$OUT"
