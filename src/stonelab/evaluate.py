@@ -313,12 +313,12 @@ TASKS = {"match": match, "predict": predict, "inspect": inspect, "gtp_match": gt
 
 
 def run(cfg: DictConfig) -> dict:
-    from stonelab.run_folder import remove_if_litter
+    from stonelab.run_folder import remove_litter_of_failed_run
 
     try:
         if cfg.task not in TASKS:
             raise ConfigError(f"task={cfg.task}: choose one of {sorted(TASKS)}")
         return TASKS[cfg.task](cfg)
     except BaseException:
-        remove_if_litter(cfg.paths.output_dir)  # a failed evaluation leaves no empty run folder
+        remove_litter_of_failed_run(cfg.paths.output_dir, cfg.paths.get("log_dir"))  # a failed evaluation leaves no empty run folder
         raise

@@ -18,7 +18,7 @@ from stonelab.errors import ConfigError
 from stonelab.models.alphazero import AlphaZeroModule
 from stonelab.models.identity import check_identity, load_checkpoint_file
 from stonelab.resume import run_folder_of
-from stonelab.run_folder import remove_if_litter, remove_partial_checkpoints
+from stonelab.run_folder import remove_litter_of_failed_run, remove_partial_checkpoints
 from stonelab.utils.checkpoint_io import AtomicCheckpointIO
 from stonelab.utils.console import quiet_lightning
 
@@ -64,7 +64,7 @@ def train(cfg: DictConfig) -> dict:
         return _train(cfg, start)
     except BaseException:
         # A run that failed before writing anything of its own leaves no empty run folder.
-        remove_if_litter(cfg.paths.output_dir)
+        remove_litter_of_failed_run(cfg.paths.output_dir, cfg.paths.get("log_dir"))
         raise
 
 

@@ -47,3 +47,25 @@ def remove_if_litter(output_dir: str) -> bool:
         folder.rmdir()
     os.rmdir(root)
     return True
+
+
+def remove_litter_of_failed_run(output_dir: str, log_dir: str | None = None) -> None:
+    """After a failure: remove the run folder (and Hydra's, where ``paths.output_dir`` was moved
+    elsewhere) if nothing but the files written before any work is in it, then the folders
+    above it inside ``log_dir`` (``logs/<task>/runs``) that it leaves empty."""
+    from hydra.core.hydra_config import HydraConfig
+
+    folders = {output_dir}
+    if HydraConfig.initialized():
+        folders.add(HydraConfig.get().runtime.output_dir)
+    for folder in folders:
+        if remove_if_litter(folder) and log_dir:
+            _remove_empty_parents(Path(folder), Path(log_dir))
+
+
+def _remove_empty_parents(removed: Path, log_dir: Path) -> None:
+    top = log_dir.resolve()
+    parent = removed.resolve().parent
+    while parent.is_dir() and (parent == top or top in parent.parents) and not any(parent.iterdir()):
+        parent.rmdir()
+        parent = parent.parent
