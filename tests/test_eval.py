@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, compose_train
+from conftest import ROOT, compose_train, tiny_alphazero_checkpoint, tiny_maddison_checkpoint
 from stonelab.pipeline import train
 
 
@@ -74,3 +74,23 @@ def test_opponent_checkpoint_of_another_board_is_refused(six_ckpt, tmp_path):
                              "logger=none"], tmp_path))
     assert "board_size: checkpoint has 6, this run has 8" in str(user_error(info.value) or info.value)
     assert not (tmp_path / "checkpoints").exists()  # refused before any training
+
+
+def test_a_checkpoint_of_the_other_game_answers_one_line(tmp_path):
+    az = tiny_alphazero_checkpoint(tmp_path / "az.ckpt")
+    go = tiny_maddison_checkpoint(tmp_path / "go.ckpt")
+    not_gomoku = "is not a stonelab alphazero checkpoint (a Gomoku model): it holds a maddison_cnn Go model (9x9)"
+    not_go = ("holds 'alphazero', not a Go move predictor (maddison_cnn, belief_vit): "
+              "it is an alphazero Gomoku model (6x6, 4 in a row)")
+    for args, words in [
+        (["task=match", f"ckpt_path={go}"], f"{go} {not_gomoku}"),
+        (["task=match", f"ckpt_path={az}", f"opponent={go}"], f"{go} {not_gomoku}"),
+        (["task=predict", f"ckpt_path={az}", "data.sources=[x]"], f"{az} {not_go}"),
+        (["task=inspect", f"ckpt_path={az}", "sgf=x.sgf", "move=1"], f"{az} {not_go}"),
+        (["task=gtp_match", f"ckpt_path={az}"], f"{az} {not_go}"),
+    ]:
+        proc = subprocess.run([sys.executable, str(ROOT / "src" / "eval.py"), f"paths.output_dir={tmp_path}", *args],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 2, (args, proc.stderr[-2000:])
+        assert proc.stderr.strip().splitlines()[-1] == f"error: {words}", (args, proc.stderr)
+        assert "Traceback" not in proc.stderr

@@ -85,7 +85,7 @@ def test_fast_dev_run_and_result(tmp_path):
 def test_train_validate_test_and_predict(tmp_path):
     from tests.conftest import CONF
 
-    from stonelab.evaluate import run as run_eval
+    from stonelab.eval_tasks import run as run_eval
     from stonelab.pipeline import train
 
     cfg = compose_go("maddison_cnn", ["model.net.depth=3", "model.net.filters=8"], tmp_path)
@@ -132,7 +132,7 @@ def test_checkpoint_of_another_board_or_model_is_refused(tmp_path):
     sgf = tmp_path / "sgf"
     cmd = [sys.executable, "src/train.py", "model=maddison_cnn", "data=kgs", f"data.sources=[{sgf}]",
            f"data.cache_dir={tmp_path / 'cache'}", "game=go_9", f"ckpt_path={last}", "logger=none",
-           f"paths.output_dir={tmp_path / 'again'}"]
+           f"paths.output_dir={tmp_path / 'again'}", f"hydra.run.dir={tmp_path / 'again'}"]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2
     assert "board_size: checkpoint has 19, this run has 9" in proc.stderr
@@ -140,13 +140,15 @@ def test_checkpoint_of_another_board_or_model_is_refused(tmp_path):
     az = [sys.executable, "src/eval.py", "task=predict", f"ckpt_path={last}", "data.sources=[x]",
           f"paths.output_dir={tmp_path / 'e'}"]
     # A Go checkpoint given to the Gomoku match task is named as such.
-    match = [sys.executable, "src/eval.py", "task=match", f"ckpt_path={last}", f"paths.output_dir={tmp_path / 'm'}"]
+    match = [sys.executable, "src/eval.py", "task=match", f"ckpt_path={last}", f"paths.output_dir={tmp_path / 'm'}",
+             f"hydra.run.dir={tmp_path / 'm'}"]
     proc = subprocess.run(match, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and "not a stonelab alphazero checkpoint" in proc.stderr
     del az
 
 
 def test_model_with_selfplay_data_is_refused(tmp_path):
-    proc = subprocess.run([sys.executable, "src/train.py", "model=maddison_cnn", f"paths.output_dir={tmp_path}"],
+    proc = subprocess.run([sys.executable, "src/train.py", "model=maddison_cnn", "data=selfplay",
+                           f"paths.output_dir={tmp_path}", f"hydra.run.dir={tmp_path}"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and "use data=kgs" in proc.stderr
