@@ -36,8 +36,8 @@ def run(cfg: DictConfig) -> dict:
         raise ConfigError("sgf=FILE is required: the SGF game to inspect")
     if cfg.get("move") is None:
         raise ConfigError("move=N is required: the position after the game's first N moves (0: the start)")
-    loaded = checkpoints.load(str(cfg.ckpt_path), game="go")
-    net, identity = loaded.net, loaded.identity
+    model = checkpoints.load(str(cfg.ckpt_path), game="go")
+    net, identity = model.net, model.identity
     n = identity["board_size"]
     sgf = Path(str(cfg.sgf))
     if not sgf.is_file():
@@ -72,7 +72,7 @@ def run(cfg: DictConfig) -> dict:
         out = net(planes, torch.tensor([state.to_play]))
     view = {"belief": None, "value": None, "confidence": None, "gated_move": None,
             "gate_threshold": None}
-    gate = loaded.gate
+    gate = model.gate
     if isinstance(out, dict) and "confidence" in out:
         view["belief"] = torch.tanh(out["ownership"][0].float() / 2).numpy()
         view["value"] = float(torch.tanh(out["value"][0].float() / 2))
