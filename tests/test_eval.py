@@ -94,3 +94,51 @@ def test_a_checkpoint_of_the_other_game_answers_one_line(tmp_path):
         assert proc.returncode == 2, (args, proc.stderr[-2000:])
         assert proc.stderr.strip().splitlines()[-1] == f"error: {words}", (args, proc.stderr)
         assert "Traceback" not in proc.stderr
+
+
+def _compose_eval(*overrides):
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    from conftest import CONF
+
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        return compose("eval", overrides=list(overrides))
+
+
+def test_each_task_composes_only_its_own_settings():
+    keys = {task: set(_compose_eval(f"task={task}")) for task in ("match", "predict", "inspect", "gtp_match")}
+    common = {"task_name", "ckpt_path", "seed", "device", "torch_threads", "paths", "task"}
+    assert keys["match"] - common == {"search", "pruning", "games", "opponent", "pure_playouts", "opening_moves"}
+    assert keys["predict"] - common == {"data"}
+    assert keys["inspect"] - common == {"sgf", "move"}
+    assert keys["gtp_match"] - common == {"games", "opponent_command", "komi", "max_moves", "opponent_timeout",
+                                          "sgf_dir"}
+    assert all(_compose_eval(f"task={task}").task == task for task in keys)
+
+
+def test_readme_eval_commands_parse():
+    import re
+    import shlex
+
+    text = (ROOT / "README.md").read_text().replace("\\\n", " ")
+    commands = [line.strip() for line in text.splitlines() if line.strip().startswith("python src/eval.py")]
+    assert len(commands) >= 10
+    for command in commands:
+        args = shlex.split(re.sub(r"<[^>]*>", "x", command.split("#")[0]))[2:]
+        cfg = _compose_eval(*args)
+        assert cfg.task in ("match", "predict", "inspect", "gtp_match") and cfg.ckpt_path, command
+        if "opponent_command=" in command:
+            assert " " in cfg.opponent_command, command  # the whole engine command, one value
+
+
+def test_help_lists_the_tasks(tmp_path):
+    proc = subprocess.run([sys.executable, str(ROOT / "src" / "eval.py"), "--help"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0
+    assert "task: gtp_match, inspect, match, predict" in proc.stdout
+    predict = subprocess.run([sys.executable, str(ROOT / "src" / "eval.py"), "task=predict", "--help"],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=300).stdout
+    config = predict.split("== Config ==")[1]
+    assert "split: all" in config and "pure_playouts" not in config

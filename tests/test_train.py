@@ -176,6 +176,30 @@ def test_cli_checkpoint_of_other_board_is_refused(tmp_path):
     assert not (tmp_path / "eight" / "checkpoints").exists()  # refused before training
 
 
+def test_each_model_chooses_its_data_and_a_forced_wrong_pair_is_refused():
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    from conftest import CONF
+    from stonelab.errors import ConfigError
+    from stonelab.pipeline import check_model_data
+
+    def composed(*overrides):
+        GlobalHydra.instance().clear()
+        with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+            return compose("train", overrides=list(overrides))
+
+    assert composed().data._target_.endswith("SelfPlayDataModule")
+    for model in ("maddison_cnn", "belief_vit"):
+        assert composed(f"model={model}").data._target_.endswith("KGSDataModule"), model
+        with pytest.raises(ConfigError, match=f"model={model} learns from expert games, not data=selfplay: "
+                                              "use data=kgs"):
+            check_model_data(composed(f"model={model}", "data=selfplay"))
+    with pytest.raises(ConfigError, match="model=alphazero learns from its own self-play games, not data=kgs: "
+                                          "use data=selfplay"):
+        check_model_data(composed("model=alphazero", "data=kgs"))
+
+
 def test_cli_go_checkpoint_given_to_alphazero_is_refused(tmp_path):
     go = tiny_maddison_checkpoint(tmp_path / "go.ckpt")
     proc = _run_cli([f"ckpt_path={go}", f"paths.output_dir={tmp_path / 'run'}"], tmp_path)
