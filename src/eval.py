@@ -1,4 +1,7 @@
-"""Evaluate a trained model: python src/eval.py task=match ckpt_path=... [games=100 opponent=pure_mcts]."""
+"""Evaluate a trained model: python src/eval.py task=<match|predict|inspect|gtp_match> ckpt_path=...
+
+``python src/eval.py --help`` lists the tasks; each task's settings are in conf/task/<task>.yaml.
+"""
 
 import sys
 
@@ -10,7 +13,7 @@ from stonelab.cli import run_or_explain
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="eval")
 def main(cfg: DictConfig) -> None:
-    from stonelab.evaluate import run
+    from stonelab.eval_tasks import run
 
     run_or_explain(run, cfg)
 

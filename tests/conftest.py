@@ -114,3 +114,15 @@ def tiny_maddison_checkpoint(path: Path) -> Path:
     torch.manual_seed(0)
     module = MovePredictionModule(MaddisonNet(36, 9, depth=3, filters=8), GoRules(9), encoder="maddison")
     return save_checkpoint(module, path)
+
+
+def tiny_alphazero_checkpoint(path: Path, n: int = 6, k: int = 4) -> Path:
+    """An n x n, k-in-a-row alphazero checkpoint file (seeded): a Gomoku model for loader tests."""
+    import torch
+
+    from stonelab.games.gomoku import GomokuRules
+    from stonelab.models.alphazero import AlphaZeroModule
+    from stonelab.models.nets.policy_value import PolicyValueNet
+
+    torch.manual_seed(0)
+    return save_checkpoint(AlphaZeroModule(PolicyValueNet(n), GomokuRules(n, k)), path)

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, compose_train
+from conftest import ROOT, compose_train, tiny_alphazero_checkpoint, tiny_maddison_checkpoint
 from stonelab.pipeline import train
 
 
@@ -74,3 +74,71 @@ def test_opponent_checkpoint_of_another_board_is_refused(six_ckpt, tmp_path):
                              "logger=none"], tmp_path))
     assert "board_size: checkpoint has 6, this run has 8" in str(user_error(info.value) or info.value)
     assert not (tmp_path / "checkpoints").exists()  # refused before any training
+
+
+def test_a_checkpoint_of_the_other_game_answers_one_line(tmp_path):
+    az = tiny_alphazero_checkpoint(tmp_path / "az.ckpt")
+    go = tiny_maddison_checkpoint(tmp_path / "go.ckpt")
+    not_gomoku = "is not a stonelab alphazero checkpoint (a Gomoku model): it holds a maddison_cnn Go model (9x9)"
+    not_go = ("holds 'alphazero', not a Go move predictor (maddison_cnn, belief_vit): "
+              "it is an alphazero Gomoku model (6x6, 4 in a row)")
+    for args, words in [
+        (["task=match", f"ckpt_path={go}"], f"{go} {not_gomoku}"),
+        (["task=match", f"ckpt_path={az}", f"opponent={go}"], f"{go} {not_gomoku}"),
+        (["task=predict", f"ckpt_path={az}", "data.sources=[x]"], f"{az} {not_go}"),
+        (["task=inspect", f"ckpt_path={az}", "sgf=x.sgf", "move=1"], f"{az} {not_go}"),
+        (["task=gtp_match", f"ckpt_path={az}"], f"{az} {not_go}"),
+    ]:
+        proc = subprocess.run([sys.executable, str(ROOT / "src" / "eval.py"), f"paths.output_dir={tmp_path}", *args],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 2, (args, proc.stderr[-2000:])
+        assert proc.stderr.strip().splitlines()[-1] == f"error: {words}", (args, proc.stderr)
+        assert "Traceback" not in proc.stderr
+
+
+def _compose_eval(*overrides):
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    from conftest import CONF
+
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        return compose("eval", overrides=list(overrides))
+
+
+def test_each_task_composes_only_its_own_settings():
+    keys = {task: set(_compose_eval(f"task={task}")) for task in ("match", "predict", "inspect", "gtp_match")}
+    common = {"task_name", "ckpt_path", "seed", "device", "torch_threads", "paths", "task"}
+    assert keys["match"] - common == {"search", "pruning", "games", "opponent", "pure_playouts", "opening_moves"}
+    assert keys["predict"] - common == {"data"}
+    assert keys["inspect"] - common == {"sgf", "move"}
+    assert keys["gtp_match"] - common == {"games", "opponent_command", "komi", "max_moves", "opponent_timeout",
+                                          "sgf_dir"}
+    assert all(_compose_eval(f"task={task}").task == task for task in keys)
+
+
+def test_readme_eval_commands_parse():
+    import re
+    import shlex
+
+    text = (ROOT / "README.md").read_text().replace("\\\n", " ")
+    commands = [line.strip() for line in text.splitlines() if line.strip().startswith("python src/eval.py")]
+    assert len(commands) >= 10
+    for command in commands:
+        args = shlex.split(re.sub(r"<[^>]*>", "x", command.split("#")[0]))[2:]
+        cfg = _compose_eval(*args)
+        assert cfg.task in ("match", "predict", "inspect", "gtp_match") and cfg.ckpt_path, command
+        if "opponent_command=" in command:
+            assert " " in cfg.opponent_command, command  # the whole engine command, one value
+
+
+def test_help_lists_the_tasks(tmp_path):
+    proc = subprocess.run([sys.executable, str(ROOT / "src" / "eval.py"), "--help"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0
+    assert "task: gtp_match, inspect, match, predict" in proc.stdout
+    predict = subprocess.run([sys.executable, str(ROOT / "src" / "eval.py"), "task=predict", "--help"],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=300).stdout
+    config = predict.split("== Config ==")[1]
+    assert "split: all" in config and "pure_playouts" not in config

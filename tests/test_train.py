@@ -9,7 +9,7 @@ import sys
 import pytest
 import torch
 
-from conftest import ROOT, TINY, compose_train
+from conftest import ROOT, TINY, compose_train, tiny_maddison_checkpoint
 from stonelab.pipeline import build, train
 
 GAMES = ["gomoku_6x6_c4", "gomoku_8x8_c4", "gomoku_8x8_c5", "gomoku_15x15_c5"]
@@ -174,6 +174,41 @@ def test_cli_checkpoint_of_other_board_is_refused(tmp_path):
     assert "board_size: checkpoint has 6, this run has 8" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "eight" / "checkpoints").exists()  # refused before training
+
+
+def test_each_model_chooses_its_data_and_a_forced_wrong_pair_is_refused():
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    from conftest import CONF
+    from stonelab.errors import ConfigError
+    from stonelab.pipeline import check_model_data
+
+    def composed(*overrides):
+        GlobalHydra.instance().clear()
+        with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+            return compose("train", overrides=list(overrides))
+
+    assert composed().data._target_.endswith("SelfPlayDataModule")
+    for model in ("maddison_cnn", "belief_vit"):
+        assert composed(f"model={model}").data._target_.endswith("KGSDataModule"), model
+        with pytest.raises(ConfigError, match=f"model={model} learns from expert games, not data=selfplay: "
+                                              "use data=kgs"):
+            check_model_data(composed(f"model={model}", "data=selfplay"))
+    with pytest.raises(ConfigError, match="model=alphazero learns from its own self-play games, not data=kgs: "
+                                          "use data=selfplay"):
+        check_model_data(composed("model=alphazero", "data=kgs"))
+
+
+def test_cli_go_checkpoint_given_to_alphazero_is_refused(tmp_path):
+    go = tiny_maddison_checkpoint(tmp_path / "go.ckpt")
+    proc = _run_cli([f"ckpt_path={go}", f"paths.output_dir={tmp_path / 'run'}"], tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"error: {go} does not fit this run: it holds a maddison_cnn Go model (9x9), "
+        f"this run has an alphazero Gomoku model (6x6, 4 in a row)"), proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "run").exists()  # refused before training, no run folder left
 
 
 def test_tiny_end_to_end_cli_run(tmp_path):

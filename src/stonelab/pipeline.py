@@ -15,8 +15,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from stonelab.callbacks.budget import Budget, format_duration, parse_duration
 from stonelab.errors import ConfigError
-from stonelab.models.alphazero import AlphaZeroModule
-from stonelab.models.identity import check_identity, load_checkpoint_file
+from stonelab.models import checkpoints
 from stonelab.resume import run_folder_of
 from stonelab.run_folder import remove_litter_of_failed_run, remove_partial_checkpoints
 from stonelab.utils.checkpoint_io import AtomicCheckpointIO
@@ -80,7 +79,7 @@ def _train(cfg: DictConfig, start: float) -> dict:
             cb.start_clock()
     if cfg.get("ckpt_path"):
         # Fail before any self-play if the checkpoint belongs to another run.
-        check_identity(load_checkpoint_file(cfg.ckpt_path), model.identity(), source=cfg.ckpt_path)
+        checkpoints.check_file(cfg.ckpt_path, model.identity())
         if run_folder_of(cfg.ckpt_path) is None:
             log.info("resuming from %s: no run folder beside it, so only the settings given now apply",
                      cfg.ckpt_path)
@@ -104,7 +103,8 @@ def _train(cfg: DictConfig, start: float) -> dict:
 def summarize(cfg: DictConfig, model, callbacks, trainer, seconds: float, fit_metrics: dict | None = None) -> dict:
     """The run's final numbers, as written to result.json (sweeps collect these).
 
-    Callbacks add their own part through ``result_fields()``.
+    The model adds its own part through ``result_fields(trainer)`` (alphazero: its
+    self-play counters), callbacks theirs through ``result_fields()``.
     """
     from hydra.core.hydra_config import HydraConfig
 
@@ -114,14 +114,9 @@ def summarize(cfg: DictConfig, model, callbacks, trainer, seconds: float, fit_me
         "world_size": trainer.world_size, "global_step": trainer.global_step,
         "epochs": trainer.current_epoch,
     }
-    if isinstance(model, AlphaZeroModule):
-        result.update(rounds=model.rounds, games_played=model.games_played, train_steps=model.train_steps,
-                      pruning=OmegaConf.to_container(cfg.pruning, resolve=True) if "pruning" in cfg else None)
-        # Every DDP rank plays its own games; report them all.
-        games = trainer.strategy.reduce(torch.tensor(float(model.games_played)), reduce_op="sum")
-        result["games_played_all_ranks"] = int(games.item())
-    else:
-        result["parameters"] = sum(p.numel() for p in model.parameters())
+    result["parameters"] = sum(p.numel() for p in model.parameters())
+    if hasattr(model, "result_fields"):
+        result.update(model.result_fields(trainer))
     if trainer.checkpoint_callback:
         if trainer.checkpoint_callback.monitor:  # without a monitor "best" is just the latest
             result["best_checkpoint"] = trainer.checkpoint_callback.best_model_path or None
@@ -165,13 +160,31 @@ def report(result: dict, trainer, result_path: str) -> None:
         log.info(line)
 
 
+DATA_WORDS = {"selfplay": "its own self-play games", "kgs": "expert games"}
+
+
 def check_model_data(cfg: DictConfig) -> None:
-    model_target = str(cfg.model.get("_target_", ""))
-    data_target = str(cfg.data.get("_target_", ""))
-    if model_target.endswith("AlphaZeroModule") and not data_target.endswith("SelfPlayDataModule"):
-        raise ConfigError("model=alphazero learns from self-play: use data=selfplay")
-    if not model_target.endswith("AlphaZeroModule") and data_target.endswith("SelfPlayDataModule"):
-        raise ConfigError(f"model {model_target.rsplit('.', 1)[-1]} learns from expert games: use data=kgs")
+    """Each model config chooses its data (conf/model/*.yaml); one forced onto the other is refused.
+
+    The model class names the data it learns from (``DATA``), the datamodule class the
+    data it is (``DATA``); checked before either is built (a Gomoku board is no KGS board).
+    """
+    model_cls, data_cls = _target_class(cfg.get("model")), _target_class(cfg.get("data"))
+    needs, gives = getattr(model_cls, "DATA", None), getattr(data_cls, "DATA", None)
+    if needs and gives and needs != gives:
+        name = getattr(model_cls, "MODEL_NAME", model_cls.__name__)
+        raise ConfigError(f"model={name} learns from {DATA_WORDS.get(needs, needs)}, not data={gives}: "
+                          f"use data={needs} (or leave data unset: model={name} chooses it)")
+
+
+def _target_class(node):
+    """The class a config node builds, or None (a bad target is reported when it is built)."""
+    from hydra.utils import get_class
+
+    try:
+        return get_class(str(node.get("_target_"))) if node is not None and node.get("_target_") else None
+    except Exception:
+        return None
 
 
 def check_seed(cfg: DictConfig) -> None:
@@ -190,11 +203,7 @@ def set_training_threads(threads) -> None:
 
 
 def check_budget(cfg: DictConfig, model, callbacks) -> None:
-    """A readable max_time; Lightning's max_steps counts optimizer steps, not AlphaZero's updates."""
+    """A readable max_time, and the model's own say on the trainer's limits."""
     parse_duration(cfg.trainer.get("max_time"))
-    max_steps = cfg.trainer.get("max_steps", -1)
-    if isinstance(model, AlphaZeroModule) and max_steps not in (-1, None):
-        raise ConfigError(
-            f"trainer.max_steps={max_steps!r} counts Lightning optimizer steps (up to model.epochs_per_step "
-            f"per update) and is not used for model=alphazero: bound the run with "
-            f"callbacks.budget.max_updates=N (or max_rounds / max_games / trainer.max_time)")
+    if hasattr(model, "check_trainer_config"):  # a model that counts its own training (alphazero's updates)
+        model.check_trainer_config(cfg.trainer)

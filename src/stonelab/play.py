@@ -27,16 +27,15 @@ def gtp_engine(cfg: DictConfig):
 
 def gomocup_engine(cfg: DictConfig):
     from stonelab.arena.players import NeuralMCTSPlayer
-    from stonelab.evaluate import game_of_checkpoint
-    from stonelab.models.alphazero import load_checkpoint_file, net_evaluator, net_from_checkpoint
+    from stonelab.models import checkpoints
+    from stonelab.models.alphazero import net_evaluator
     from stonelab.protocols.gomocup import GomocupEngine, search_chooser
     from stonelab.search.mcts import MCTSConfig
     from stonelab.search.pruning import PruningConfig
 
-    checkpoint = load_checkpoint_file(cfg.ckpt_path)
-    game = game_of_checkpoint(checkpoint, cfg.ckpt_path)
-    net = net_from_checkpoint(checkpoint, game, source=cfg.ckpt_path)
-    player = NeuralMCTSPlayer(game, net_evaluator(net, resolve_device(cfg.device)), MCTSConfig(**cfg.search),
+    loaded = checkpoints.load(cfg.ckpt_path, game="gomoku")  # a Go checkpoint is refused by name
+    game = loaded.game
+    player = NeuralMCTSPlayer(game, net_evaluator(loaded.net, resolve_device(cfg.device)), MCTSConfig(**cfg.search),
                               pruning=PruningConfig(**cfg.pruning))
     about = {"name": cfg.name, "version": __version__, "author": "stonelab",
              "country": "", "www": "", "email": ""}

@@ -35,7 +35,8 @@ def remove_if_litter(output_dir: str) -> bool:
     anything else in it (a user's own files, an earlier run's checkpoints) stays.
     """
     root = Path(output_dir)
-    if not root.is_dir():
+    # Only a folder Hydra made for this run: never the folder we work in, nor one without .hydra.
+    if not (root / ".hydra").is_dir() or root.resolve() == Path.cwd().resolve():
         return False
     files = [p for p in root.rglob("*") if p.is_file()]
     known = {root / name for name in _BEFORE_TRAINING}

@@ -161,7 +161,7 @@ def eval_cfg(tmp_path, *overrides):
 
 
 def test_task_writes_the_match_and_its_games(tiny_ckpt, tmp_path):
-    from stonelab.evaluate import run
+    from stonelab.eval_tasks import run
 
     command = shlex.join(play_command(tiny_ckpt))
     out = run(eval_cfg(tmp_path, f"ckpt_path={tiny_ckpt}", f"opponent_command='{command}'", "games=2",
@@ -196,7 +196,7 @@ def refuses_every_board(tmp_path):
     (["ckpt_path={alphazero}"], "holds 'alphazero', not a Go move predictor"),
 ])
 def test_task_user_errors(overrides, message, tiny_ckpt, refuses_every_board, tmp_path):
-    from stonelab.evaluate import run
+    from stonelab.eval_tasks import run
     from stonelab.models.identity import CHECKPOINT_KEY
 
     alphazero = tmp_path / "az.ckpt"

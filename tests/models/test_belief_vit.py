@@ -274,7 +274,7 @@ def test_task_predict_scores_the_belief_and_the_gate(trained):
     from hydra.core.global_hydra import GlobalHydra
     from tests.conftest import CONF
 
-    from stonelab.evaluate import run as run_eval
+    from stonelab.eval_tasks import run as run_eval
 
     tmp, last, _ = trained
     GlobalHydra.instance().clear()
@@ -317,7 +317,7 @@ def run_eval(overrides: list[str]) -> dict:
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
-    from stonelab.evaluate import run
+    from stonelab.eval_tasks import run
 
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):

@@ -85,7 +85,7 @@ def test_fast_dev_run_and_result(tmp_path):
 def test_train_validate_test_and_predict(tmp_path):
     from tests.conftest import CONF
 
-    from stonelab.evaluate import run as run_eval
+    from stonelab.eval_tasks import run as run_eval
     from stonelab.pipeline import train
 
     cfg = compose_go("maddison_cnn", ["model.net.depth=3", "model.net.filters=8"], tmp_path)
@@ -146,6 +146,6 @@ def test_checkpoint_of_another_board_or_model_is_refused(tmp_path):
 
 
 def test_model_with_selfplay_data_is_refused(tmp_path):
-    proc = subprocess.run([sys.executable, str(ROOT / "src" / "train.py"), "model=maddison_cnn",
+    proc = subprocess.run([sys.executable, str(ROOT / "src" / "train.py"), "model=maddison_cnn", "data=selfplay",
                            f"paths.output_dir={tmp_path}"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and "use data=kgs" in proc.stderr

@@ -15,7 +15,8 @@ from stonelab.arena.ratings import MatchResult
 from stonelab.callbacks.logging import log_metrics
 from stonelab.callbacks.selfplay import as_pruning
 from stonelab.errors import ConfigError, check
-from stonelab.models.alphazero import load_policy_value_net, net_evaluator
+from stonelab.models import checkpoints
+from stonelab.models.alphazero import net_evaluator
 from stonelab.search.mcts import MCTSConfig
 from stonelab.utils.threads import torch_threads
 
@@ -93,7 +94,8 @@ class Evaluation(L.Callback):
     def on_fit_start(self, trainer, pl_module) -> None:
         self._fit_start = time.perf_counter()
         # Refuse an opponent of another game before any self-play, and load it once.
-        self._opponent_net = (load_policy_value_net(self.opponent_checkpoint, pl_module.game)
+        self._opponent_net = (checkpoints.load(self.opponent_checkpoint, game="gomoku",
+                                               expect=pl_module.identity()).net
                               if self.opponent_checkpoint else None)
 
     def opponent_name(self) -> str:

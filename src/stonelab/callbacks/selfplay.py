@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import lightning as L
@@ -99,7 +100,8 @@ class SelfPlay(L.Callback):
         log_metrics(trainer, stats, step=module.train_steps)
 
     def result_fields(self) -> dict:
-        return {"selfplay": self.last_stats}
+        """This callback's part of result.json: the latest round's speed and the search's candidate restriction."""
+        return {"pruning": dataclasses.asdict(self.pruning), "selfplay": self.last_stats}
 
     def progress_text(self) -> str:
         """Self-play speed of the latest round, for the per-round progress line."""

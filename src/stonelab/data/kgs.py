@@ -479,6 +479,8 @@ class KGSDataModule(L.LightningDataModule):
     the files are unchanged); ``setup`` memory-maps it and splits it by game.
     """
 
+    DATA = "kgs"  # the data config that builds it (models name the one they learn from)
+
     def __init__(self, sources, *, game=None, encoder: str = "maddison", board_size: int | None = None,
                  batch_size: int = 128, num_workers: int = 0, val_games: int = 30,
                  test_games: int = 30, split_seed: int = 0, shuffle_buffer: int = 8192,
@@ -537,23 +539,37 @@ class KGSDataModule(L.LightningDataModule):
             return
         build_cache(paths, folder, self.board_size)
 
+    def load_cache(self) -> GameCache:
+        """The sources' game cache (built first if needed), memory-mapped; no split yet."""
+        if self.cache is None:
+            folder = self.cache_folder()
+            if not (folder / "summary.json").exists():  # setup() without prepare_data()
+                self.prepare_data()
+            self.summary = json.loads((folder / "summary.json").read_text())
+            self.cache = GameCache.load(folder, self.board_size)
+        return self.cache
+
     def setup(self, stage: str | None = None) -> None:
-        if self.cache is not None:
+        if self.splits:
             return
-        folder = self.cache_folder()
-        if not (folder / "summary.json").exists():  # setup() without prepare_data()
-            self.prepare_data()
-        self.summary = json.loads((folder / "summary.json").read_text())
-        self.cache = GameCache.load(folder, self.board_size)
-        g = self.cache.num_games
+        g = self.load_cache().num_games
         if g < self.val_games + self.test_games + 1:
             raise ConfigError(f"the sources hold {g} usable games: too few for data.val_games="
                               f"{self.val_games} + data.test_games={self.test_games} + training games")
         self.splits = split_games(g, self.val_games, self.test_games, self.split_seed)
 
-    def dataset(self, split: str) -> GamePositions:
-        train = split == "train"
-        return GamePositions(self.cache, self.splits[split], self.encoder, shuffle=train,
+    def game_ids(self, split: str) -> np.ndarray:
+        """The games of ``split`` (train, val, test), or every game of the sources (all)."""
+        if split == "all":
+            return np.arange(self.load_cache().num_games)
+        self.setup()
+        return self.splits[split]
+
+    def dataset(self, split: str, *, train: bool | None = None) -> GamePositions:
+        """The positions of ``split``'s games; ``train`` (default: split == "train")
+        shuffles and augments them, as training reads them."""
+        train = split == "train" if train is None else train
+        return GamePositions(self.load_cache(), self.game_ids(split), self.encoder, shuffle=train,
                              augment=train and self.augment, shuffle_buffer=self.shuffle_buffer,
                              batch_size=self.batch_size, seed=self.seed, num_workers=self.num_workers,
                              history=self.history)

@@ -20,6 +20,8 @@ class SelfPlayDataModule(L.LightningDataModule):
     self-play, and draws the same number of batches.
     """
 
+    DATA = "selfplay"  # the data config that builds it (models name the one they learn from)
+
     def __init__(self, game: GomokuRules, *, buffer_size: int = 10_000, batch_size: int = 512,
                  augment: bool = True, seed: int = 0, num_workers: int = 0):
         super().__init__()

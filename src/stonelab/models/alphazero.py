@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from stonelab.errors import check
+from stonelab.errors import ConfigError, check
 from stonelab.games.gomoku import GomokuRules
 from stonelab.models.identity import (  # noqa: F401  (re-exported: one source of truth)
     CHECKPOINT_KEY,
@@ -28,6 +28,9 @@ from stonelab.search.mcts import Evaluator
 
 
 class AlphaZeroModule(L.LightningModule):
+    MODEL_NAME = "alphazero"
+    DATA = "selfplay"  # learns from its own games (the data config it needs)
+
     def __init__(self, net: nn.Module, game: GomokuRules, *, lr: float = 2e-3,
                  weight_decay: float = 1e-4, kl_target: float = 0.02, epochs_per_step: int = 5,
                  lr_multiplier_min: float = 0.1, lr_multiplier_max: float = 10.0,
@@ -136,6 +139,22 @@ class AlphaZeroModule(L.LightningModule):
         """What a checkpoint must match to be loaded into this module."""
         return alphazero_identity(self.game)
 
+    def result_fields(self, trainer) -> dict:
+        """This model's part of result.json: self-play's counters (every DDP rank plays its own games)."""
+        games = trainer.strategy.reduce(torch.tensor(float(self.games_played)), reduce_op="sum")
+        return {"rounds": self.rounds, "games_played": self.games_played, "train_steps": self.train_steps,
+                "games_played_all_ranks": int(games.item())}
+
+    @staticmethod
+    def check_trainer_config(trainer_cfg) -> None:
+        """Lightning's max_steps counts optimizer steps, not this model's updates: refuse it."""
+        max_steps = trainer_cfg.get("max_steps", -1)
+        if max_steps not in (-1, None):
+            raise ConfigError(
+                f"trainer.max_steps={max_steps!r} counts Lightning optimizer steps (up to model.epochs_per_step "
+                f"per update) and is not used for model=alphazero: bound the run with "
+                f"callbacks.budget.max_updates=N (or max_rounds / max_games / trainer.max_time)")
+
     def on_save_checkpoint(self, checkpoint: dict) -> None:
         checkpoint[CHECKPOINT_KEY] = {
             "identity": self.identity(), "net_config": dict(self.net.config),
@@ -156,23 +175,6 @@ class AlphaZeroModule(L.LightningModule):
 def alphazero_identity(game: GomokuRules) -> dict:
     """The identity an AlphaZero checkpoint of ``game`` carries."""
     return {"model": "alphazero", "game": "gomoku", "board_size": game.n, "win_length": game.k}
-
-
-def load_policy_value_net(path: str, game: GomokuRules) -> nn.Module:
-    """The trained network of an AlphaZero checkpoint file, checked against ``game``."""
-    return net_from_checkpoint(load_checkpoint_file(path), game, source=path)
-
-
-def net_from_checkpoint(checkpoint: dict, game: GomokuRules, source: str) -> nn.Module:
-    """The trained network of a loaded AlphaZero checkpoint, checked against ``game``."""
-    from stonelab.models.nets.policy_value import PolicyValueNet
-
-    check_identity(checkpoint, alphazero_identity(game), source=source)
-    net = PolicyValueNet(**checkpoint[CHECKPOINT_KEY]["net_config"])
-    prefix = "net."
-    net.load_state_dict({k[len(prefix):]: v for k, v in checkpoint["state_dict"].items()
-                         if k.startswith(prefix)})
-    return net.eval()
 
 
 def net_evaluator(net: nn.Module, device: torch.device | str = "cpu") -> Evaluator:

@@ -25,10 +25,24 @@ def check_identity(checkpoint: dict, expected: dict, source: str) -> None:
     if not isinstance(state, dict) or "identity" not in state:
         raise CheckpointMismatchError(f"{source} was not written by stonelab's {expected['model']} model")
     found = state["identity"]
+    if isinstance(found, dict) and found.get("game") != expected.get("game") and "game" in expected:
+        raise CheckpointMismatchError(f"{source} does not fit this run: it holds {describe(found)}, "
+                                      f"this run has {describe(expected)}")
     diffs = [f"{key}: checkpoint has {found.get(key)!r}, this run has {value!r}"
              for key, value in expected.items() if found.get(key) != value]
     if diffs:
         raise CheckpointMismatchError(f"{source} does not fit this run ({'; '.join(diffs)})")
+
+
+def describe(identity: dict) -> str:
+    """A model's identity in words: "an alphazero Gomoku model (6x6, 4 in a row)"."""
+    model, game, n = identity.get("model", "unknown"), identity.get("game"), identity.get("board_size")
+    a = "an" if str(model)[:1] in "aeiou" else "a"
+    if game == "gomoku":
+        return f"{a} {model} Gomoku model ({n}x{n}, {identity.get('win_length')} in a row)"
+    if game == "go":
+        return f"{a} {model} Go model ({n}x{n})"
+    return f"model {model!r}"
 
 
 def load_checkpoint_file(path: str) -> dict:

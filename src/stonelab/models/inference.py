@@ -10,7 +10,6 @@ and search use this API.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -22,27 +21,10 @@ from stonelab.features.maddison import encode_maddison_into, maddison_scratch
 from stonelab.features.simple4 import encode_simple4_into
 from stonelab.games.go import GoRules, GoState
 from stonelab.games.go_ownership import own_eyes
-from stonelab.models.identity import CHECKPOINT_KEY, CheckpointMismatchError, load_checkpoint_file
-
-MOVE_PREDICTORS = ("maddison_cnn", "belief_vit")
 
 
 def net_target(net: nn.Module) -> str:
     return f"{type(net).__module__}.{type(net).__qualname__}"
-
-
-def net_from_checkpoint(checkpoint: dict, source: str) -> tuple[nn.Module, dict]:
-    """(net in eval mode, identity) of a move-predictor checkpoint."""
-    state = checkpoint.get(CHECKPOINT_KEY)
-    identity = state.get("identity", {}) if isinstance(state, dict) else {}
-    if identity.get("model") not in MOVE_PREDICTORS:
-        found = identity.get("model", "no stonelab model")
-        raise CheckpointMismatchError(f"{source} holds {found!r}, not a Go move predictor "
-                                      f"({', '.join(MOVE_PREDICTORS)})")
-    module_name, _, cls_name = state["net_target"].rpartition(".")
-    net = getattr(importlib.import_module(module_name), cls_name)(**state["net_config"])
-    net.load_state_dict({k[4:]: v for k, v in checkpoint["state_dict"].items() if k.startswith("net.")})
-    return net.eval(), identity
 
 
 def encode_states(states: Sequence[GoState], encoder: str, ranks: Sequence[int] | None = None) -> np.ndarray:
@@ -75,10 +57,10 @@ class MovePredictor:
 
     @classmethod
     def from_checkpoint(cls, path: str, device: str | torch.device = "cpu") -> MovePredictor:
-        checkpoint = load_checkpoint_file(path)
-        net, identity = net_from_checkpoint(checkpoint, source=path)
-        return cls(net, GoRules(identity["board_size"]), identity["encoder"], device,
-                   gate=checkpoint[CHECKPOINT_KEY].get("gate"))
+        from stonelab.models import checkpoints
+
+        loaded = checkpoints.load(path, game="go")  # refuses an alphazero (Gomoku) checkpoint by name
+        return cls(loaded.net, loaded.game, loaded.encoder, device, gate=loaded.gate)
 
     @torch.inference_mode()
     def outputs(self, states: Sequence[GoState], ranks: Sequence[int] | None = None,

@@ -45,6 +45,7 @@ class MovePredictionModule(L.LightningModule):
     """``net(planes float [B, C, n, n], to_play [B]) -> logits [B, n*n (+1 with pass)]``."""
 
     MODEL_NAME = "maddison_cnn"
+    DATA = "kgs"  # learns from expert games (the data config it needs)
 
     def __init__(self, net: nn.Module, game, *, encoder: str = "maddison", batch_size: int = 128,
                  optimizer: str = "sgd", lr: float = 0.128, momentum: float = 0.0,

@@ -1,0 +1,149 @@
+"""From a checkpoint file to its game and network: the one loader of stonelab.
+
+    loaded = checkpoints.load("logs/.../last.ckpt", game="go")
+    loaded.game, loaded.net, loaded.identity, loaded.encoder, loaded.gate
+
+`load` reads the file with `stonelab.models.identity.load_checkpoint_file` (which
+names what a file that is not a checkpoint is), refuses a checkpoint of another
+game or model with one line naming the file, then rebuilds the game from the
+identity and the net from the constructor arguments the checkpoint stores
+(`build_net`: the one function that rebuilds a model). Eval, play, the arena and
+the training-time opponent all load through here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+
+from torch import nn
+
+from stonelab.models.identity import (
+    CHECKPOINT_KEY,
+    CheckpointMismatchError,
+    check_identity,
+    describe,
+    load_checkpoint_file,
+)
+
+# The models a checkpoint can hold: the game each plays, and the net class of
+# checkpoints that do not name theirs (alphazero's store only the net's arguments).
+MODELS = {
+    "alphazero": ("gomoku", "stonelab.models.nets.policy_value.PolicyValueNet"),
+    "maddison_cnn": ("go", "stonelab.models.nets.maddison.MaddisonNet"),
+    "belief_vit": ("go", "stonelab.models.nets.belief_vit.BeliefViT"),
+}
+GAMES = ("gomoku", "go")
+GO_MODELS = tuple(m for m, (g, _) in MODELS.items() if g == "go")
+
+
+@dataclass(frozen=True)
+class LoadedCheckpoint:
+    """A checkpoint file's model, ready to play: the net is on the CPU, in eval mode."""
+
+    path: str
+    identity: dict
+    game: object  # GomokuRules or GoRules, as the identity says
+    net: nn.Module
+    state: dict = field(repr=False)  # checkpoint["stonelab"]: net_config, gate, training counters
+    hparams: dict = field(default_factory=dict, repr=False)  # the module's saved hyperparameters
+
+    @property
+    def model(self) -> str:
+        return self.identity["model"]
+
+    @property
+    def encoder(self) -> str | None:
+        """The input planes of a Go move predictor (None for alphazero)."""
+        return self.identity.get("encoder")
+
+    @property
+    def gate(self) -> dict | None:
+        """A belief_vit's inference gate (None for the other models)."""
+        return self.state.get("gate")
+
+
+def load(path: str, *, game: str | None = None, expect: dict | None = None) -> LoadedCheckpoint:
+    """The game and trained net of checkpoint file ``path``.
+
+    game: "gomoku" or "go": refuse a checkpoint of the other game (or of no stonelab
+    model) in one line naming the file. expect: identity fields the checkpoint must
+    have (a board size, a win length), refused naming each difference.
+    """
+    return from_dict(load_checkpoint_file(path), path, game=game, expect=expect)
+
+
+def from_dict(checkpoint: dict, path: str, *, game: str | None = None,
+              expect: dict | None = None) -> LoadedCheckpoint:
+    """`load` for a checkpoint already read (by `load_checkpoint_file` or Lightning)."""
+    identity = identity_of(checkpoint, path, game=game)
+    if expect:
+        check_identity(checkpoint, expect, source=path)
+    state = checkpoint[CHECKPOINT_KEY]
+    return LoadedCheckpoint(path=path, identity=dict(identity), game=build_game(identity, path),
+                            net=build_net(checkpoint, path), state=dict(state),
+                            hparams=dict(checkpoint.get("hyper_parameters") or {}))
+
+
+def identity_of(checkpoint: dict, path: str, *, game: str | None = None) -> dict:
+    """The checkpoint's identity, refused when it is no stonelab model's or not of ``game``."""
+    state = checkpoint.get(CHECKPOINT_KEY)
+    identity = state.get("identity") if isinstance(state, dict) else None
+    model = identity.get("model") if isinstance(identity, dict) else None
+    if game is not None and (model not in MODELS or MODELS[model][0] != game):
+        raise CheckpointMismatchError(_other_game(path, identity if model else None, game))
+    if model not in MODELS:
+        found = f"model {model!r}" if model else "no stonelab model"
+        raise CheckpointMismatchError(f"{path} holds {found}: not a stonelab checkpoint "
+                                      f"({', '.join(MODELS)})")
+    return identity
+
+
+def _other_game(path: str, identity: dict | None, game: str) -> str:
+    found = describe(identity) if identity else "no stonelab model"
+    if game == "gomoku":
+        return f"{path} is not a stonelab alphazero checkpoint (a Gomoku model): it holds {found}"
+    model = identity["model"] if identity else "no stonelab model"
+    return f"{path} holds {model!r}, not a Go move predictor ({', '.join(GO_MODELS)}): it is {found}"
+
+
+def build_game(identity: dict, path: str = "checkpoint"):
+    """The rules a checkpoint's model plays, from its identity."""
+    try:
+        if MODELS[identity["model"]][0] == "gomoku":
+            from stonelab.games.gomoku import GomokuRules
+
+            return GomokuRules(identity["board_size"], identity["win_length"])
+        from stonelab.games.go import GoRules
+
+        return GoRules(identity["board_size"])
+    except KeyError as exc:
+        raise CheckpointMismatchError(f"{path}: its stonelab identity lacks {exc} ({identity})") from None
+
+
+def build_net(checkpoint: dict, path: str = "checkpoint") -> nn.Module:
+    """The one place a trained net is rebuilt: its class and constructor arguments as the
+    checkpoint stores them, then its weights (the ``net.`` entries of ``state_dict``)."""
+    state = checkpoint[CHECKPOINT_KEY]
+    target = state.get("net_target") or MODELS[state["identity"]["model"]][1]
+    module_name, _, class_name = target.rpartition(".")
+    if not module_name.startswith("stonelab.models.nets."):  # never import what a file names
+        raise CheckpointMismatchError(f"{path}: net_target={target!r} is not one of stonelab's nets")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    try:
+        net = cls(**state.get("net_config", {}))
+        net.load_state_dict({k[len("net."):]: v for k, v in checkpoint.get("state_dict", {}).items()
+                             if k.startswith("net.")})
+    except (TypeError, RuntimeError) as exc:
+        first = " ".join(str(exc).split())[:300]
+        raise CheckpointMismatchError(f"{path}: its weights do not fit {class_name}"
+                                      f"({state.get('net_config', {})}): {first}") from None
+    return net.eval()
+
+
+def check_file(path: str, expect: dict) -> dict:
+    """Read ``path`` and refuse it unless its identity matches ``expect`` (a resume's check);
+    the checkpoint is returned, its net not built."""
+    checkpoint = load_checkpoint_file(path)
+    check_identity(checkpoint, expect, source=path)
+    return checkpoint
