@@ -111,7 +111,7 @@ class MovePredictor:
         logits = logits.float().cpu()
         legal = torch.from_numpy(np.stack([s.legal_mask() for s in states]))
         if avoid_own_eyes:
-            eyes = np.stack([own_eyes(s.board, s.arrays[-1], s.to_play) for s in states])
+            eyes = np.stack([own_eyes(s.board, s.arrays.neighbours, s.to_play) for s in states])
             legal[:, :-1] &= torch.from_numpy(~eyes)
         if logits.shape[1] == self.rules.num_actions - 1:
             # No pass output: pass is the move only when no board move is legal.
