@@ -132,7 +132,7 @@ def test_checkpoint_of_another_board_or_model_is_refused(tmp_path):
     sgf = tmp_path / "sgf"
     cmd = [sys.executable, "src/train.py", "model=maddison_cnn", "data=kgs", f"data.sources=[{sgf}]",
            f"data.cache_dir={tmp_path / 'cache'}", "game=go_9", f"ckpt_path={last}", "logger=none",
-           f"paths.output_dir={tmp_path / 'again'}"]
+           f"paths.output_dir={tmp_path / 'again'}", f"hydra.run.dir={tmp_path / 'again'}"]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2
     assert "board_size: checkpoint has 19, this run has 9" in proc.stderr
@@ -140,13 +140,14 @@ def test_checkpoint_of_another_board_or_model_is_refused(tmp_path):
     az = [sys.executable, "src/eval.py", "task=predict", f"ckpt_path={last}", "data.sources=[x]",
           f"paths.output_dir={tmp_path / 'e'}"]
     # A Go checkpoint given to the Gomoku match task is named as such.
-    match = [sys.executable, "src/eval.py", "task=match", f"ckpt_path={last}", f"paths.output_dir={tmp_path / 'm'}"]
+    match = [sys.executable, "src/eval.py", "task=match", f"ckpt_path={last}", f"paths.output_dir={tmp_path / 'm'}",
+             f"hydra.run.dir={tmp_path / 'm'}"]  # Hydra's own run folder too, not the repository's logs/
     proc = subprocess.run(match, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and "not a stonelab alphazero checkpoint" in proc.stderr
     del az
 
 
 def test_model_with_selfplay_data_is_refused(tmp_path):
-    proc = subprocess.run([sys.executable, "src/train.py", "model=maddison_cnn", f"paths.output_dir={tmp_path}"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "src/train.py", "model=maddison_cnn", f"paths.output_dir={tmp_path}",
+                           f"hydra.run.dir={tmp_path}"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and "use data=kgs" in proc.stderr
