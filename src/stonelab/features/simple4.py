@@ -21,15 +21,16 @@ def encode_simple4_into(st, out):
     board = st.board
     n = board_size(st)
     N = n * n
-    me = to_play(st)
+    me = np.int8(to_play(st))  # int8 like the board: the comparisons below vectorize
+    opp = np.int8(-me)
+    last = last_move(st)  # read before the writes to ``out``, which numba cannot prove apart from it
     o = out.reshape(NUM_PLANES * N)
     o[N * 3:] = 0
     for p in range(N):
         s = board[p]
         o[p] = 1 if s == me else 0
-        o[N + p] = 1 if s == -me else 0
+        o[N + p] = 1 if s == opp else 0
         o[2 * N + p] = 1 if s == EMPTY else 0
-    last = last_move(st)
     if 0 <= last < N:
         o[3 * N + last] = 1
 

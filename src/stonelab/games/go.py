@@ -203,57 +203,59 @@ def copy_arrays(st):
 
 
 # --- the info scalars -----------------------------------------------------------------------------
+#
+# Inlined at numba IR level, so that reading a scalar by name costs what indexing ``info`` did.
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def board_size(st):
     """The board side n."""
     return st.info[I_SIZE]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def to_play(st):
     """The colour to move (+1 black, -1 white)."""
     return st.info[I_TO_PLAY]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def set_to_play(st, colour):
     """Make ``colour`` (+1 / -1) the side to move (setup positions, KGS colour repeats)."""
     st.info[I_TO_PLAY] = colour
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def ko_point(st):
     """The point the side to move may not retake (simple ko), -1 if none."""
     return st.info[I_KO]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def move_number(st):
     """Moves (passes included) played since the start."""
     return st.info[I_MOVE]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def last_move(st):
     """The last move (N for a pass), -1 before the first move."""
     return st.info[I_LAST]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def consecutive_passes(st):
     """Passes just played in a row."""
     return st.info[I_PASSES]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def is_over(st):
     """Whether two passes in a row ended the game."""
     return st.info[I_OVER] != 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def resume_play(st):
     """Forget the passes just played and the end of the game, so that play may go on
     (a KGS scoring dispute, a random playout from a finished position)."""
@@ -261,24 +263,24 @@ def resume_play(st):
     st.info[I_OVER] = 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def superko_enforced(st):
     return st.info[I_SUPERKO] != 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def set_superko(st, enforced):
     """Enforce positional superko (or not) from now on."""
     st.info[I_SUPERKO] = 1 if enforced else 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def captures(st):
     """(stones captured by black, stones captured by white)."""
     return st.info[I_CAPS_BLACK], st.info[I_CAPS_WHITE]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def current_hash(st):
     """Zobrist hash of the current whole-board position."""
     return st.position_hashes[st.info[I_NHASH] - 1]
