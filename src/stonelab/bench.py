@@ -320,7 +320,7 @@ def suite_train(args) -> dict:
         ends = []
         for batch in batches:
             opt.zero_grad()
-            logits = plain(batch["planes"], batch["to_play"])
+            logits = plain(batch["planes"], batch["to_play"]).policy_logits
             keep = batch["target"] < 361
             torch.nn.functional.cross_entropy(logits[keep], batch["target"][keep]).backward()
             opt.step()

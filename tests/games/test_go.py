@@ -10,8 +10,6 @@ from stonelab.games.go import (
     BLACK,
     EMPTY,
     GAME_OVER,
-    I_LAST,
-    I_SUPERKO,
     KO,
     LADDER_MAX_DEPTH,
     OK,
@@ -24,11 +22,21 @@ from stonelab.games.go import (
     GoState,
     IllegalMove,
     area_counts,
+    board_size,
+    captures,
+    consecutive_passes,
+    is_over,
+    ko_point,
+    last_move,
     legal_reason,
+    move_number,
     new_arrays,
     replay_game,
     replay_game_reason,
+    set_superko,
+    set_to_play,
     state_from_rows,
+    to_play,
 )
 from stonelab.games.go import point as pt
 
@@ -90,7 +98,9 @@ def zobrist_of(board: np.ndarray) -> int:
 
 def check_chains(state) -> None:
     """Every incremental chain field against a flood fill of the board."""
-    board, head, nxt, size, libs, libbits = state.arrays[:6]
+    a = state.arrays
+    board, head, nxt = a.board, a.group_head, a.group_next
+    size, libs, libbits = a.group_size, a.group_liberty_count, a.group_liberty_bits
     n = state.n
     assert np.all(head[board == EMPTY] == -1)
     seen: set[int] = set()
@@ -326,11 +336,11 @@ def test_triple_ko_cycle_last_move_is_superko_when_enforced():
 def test_superko_history_grows_past_its_first_capacity():
     s, cycle = triple_ko_position(superko=True)
     small = new_arrays(9, 2)
-    small[7][I_SUPERKO] = 1
+    set_superko(small, True)
     t = GoState(s.rules, small).setup(where(s, "X"), where(s, "O"))
     for m in cycle[:-1]:
         t.play(m)
-    assert t.arrays[8].shape[0] > 2
+    assert t.arrays.position_hashes.shape[0] > 2
     assert t.legal_reason(cycle[-1]) == "superko"
 
 
@@ -647,5 +657,21 @@ def test_ladder_reader_matches_a_python_reference_on_random_positions():
 
 def test_info_last_move_starts_at_minus_one():
     s = GoRules(9).new_state()
-    assert s.arrays[7][I_LAST] == -1 and s.last_move == -1
+    assert last_move(s.arrays) == -1 and s.last_move == -1
     assert legal_reason(s.arrays, 0) == OK
+
+
+def test_named_fields_and_info_accessors_agree_with_the_state():
+    s = GoRules(9).new_state().play(pt(9, 2, 2)).play(pt(9, 2, 3))
+    a = s.arrays
+    assert a._fields == ("board", "group_head", "group_next", "group_size", "group_liberty_count",
+                         "group_liberty_bits", "placed_move", "info", "position_hashes", "neighbours")
+    assert (board_size(a), to_play(a), move_number(a), last_move(a), ko_point(a)) == (
+        9, s.to_play, s.move_number, s.last_move, s.ko_point)
+    assert captures(a) == s.captures and not is_over(a)
+    s.play(81).play(81)
+    assert is_over(s.arrays) and consecutive_passes(s.arrays) == 2 and s.is_over
+    s.resume_play()
+    assert not s.is_over and consecutive_passes(s.arrays) == 0 and s.is_legal(0)
+    set_to_play(s.arrays, WHITE)
+    assert s.to_play == WHITE

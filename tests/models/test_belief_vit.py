@@ -12,7 +12,8 @@ import torch
 from tests.conftest import CONF, ROOT, compose_go
 
 from stonelab.games.go import GoRules
-from stonelab.models.belief_vit import BeliefViTModule, gate_moves
+from stonelab.models.belief_vit import BeliefViTModule
+from stonelab.models.gate import gate_moves
 from stonelab.models.nets.belief_vit import BeliefViT, Fixed2DPositionalEncoding
 
 TINY = dict(embed_dim=16, heads=2, layers=1, ff_dim=32, belief_hidden=16)
@@ -43,14 +44,14 @@ def tiny_module(n: int = 19, **kw) -> BeliefViTModule:
 def test_output_shapes():
     net = BeliefViT(4, 19, **TINY)
     out = net(torch.rand(3, 4, 19, 19), torch.tensor([1, -1, 1]))
-    assert out["policy"].shape == (3, 362)  # 361 points + pass
-    assert out["ownership"].shape == (3, 19, 19)  # the belief map
-    assert out["confidence"].shape == (3,) and out["value"].shape == (3,)
+    assert out.policy_logits.shape == (3, 362)  # 361 points + pass
+    assert out.ownership_logits.shape == (3, 19, 19)  # the belief map
+    assert out.confidence_logit.shape == (3,) and out.value_logit.shape == (3,)
     small = BeliefViT(4, 9, **TINY)(torch.rand(2, 4, 9, 9))
-    assert small["policy"].shape == (2, 82) and small["ownership"].shape == (2, 9, 9)
+    assert small.policy_logits.shape == (2, 82) and small.ownership_logits.shape == (2, 9, 9)
     pooled = BeliefViT(4, 19, ownership_head="pooled", **TINY)  # the map from the pooled vector only
     assert "ownership_tokens" not in pooled.belief
-    assert pooled(torch.rand(2, 4, 19, 19))["ownership"].shape == (2, 19, 19)
+    assert pooled(torch.rand(2, 4, 19, 19)).ownership_logits.shape == (2, 19, 19)
 
 
 def test_seed_defaults_build():
@@ -117,9 +118,9 @@ def test_the_advice_enters_the_policy_detached():
     with torch.no_grad():
         module.net.belief["ownership"].bias += 3.0
     changed = module(batch["planes"], batch["to_play"])
-    assert not torch.allclose(out["policy"], changed["policy"])
+    assert not torch.allclose(out.policy_logits, changed.policy_logits)
     # ... but through no gradient path: the policy's graph holds no belief parameter.
-    grads = torch.autograd.grad(changed["policy"].sum(), list(module.net.belief_parameters()),
+    grads = torch.autograd.grad(changed.policy_logits.sum(), list(module.net.belief_parameters()),
                                 allow_unused=True)
     assert all(g is None for g in grads)
 
@@ -178,7 +179,7 @@ def test_tiny_batch_is_learned():
         loss.backward()
         opt.step()
     out = module(batch["planes"], batch["to_play"])
-    assert (out["policy"].argmax(1) == batch["target"]).float().mean() >= 0.75
+    assert (out.policy_logits.argmax(1) == batch["target"]).float().mean() >= 0.75
     assert float(module._losses(batch)[0]["loss"].detach()) < first
 
 
@@ -356,9 +357,10 @@ def test_memory_reads_the_past_positions():
     planes = (torch.rand(2, 4, 9, 9) > 0.5).float()
     past = (torch.rand(2, 3, 4, 9, 9) > 0.5).to(torch.uint8)
     out = net(planes, None, past)
-    assert not torch.allclose(out["policy"], net(planes, None, torch.zeros_like(past))["policy"])
-    assert torch.allclose(net(planes, None, None)["policy"], net(planes, None, torch.zeros_like(past))["policy"])
-    out["policy"].sum().backward()
+    assert not torch.allclose(out.policy_logits, net(planes, None, torch.zeros_like(past)).policy_logits)
+    assert torch.allclose(net(planes, None, None).policy_logits,
+                          net(planes, None, torch.zeros_like(past)).policy_logits)
+    out.policy_logits.sum().backward()
     assert net.memory_gru.weight_ih_l0.grad.abs().sum() > 0   # the policy learns through the memory
     with pytest.raises(ValueError, match="model.net.memory=3"):
         net(planes, None, past[:, :2])
@@ -391,7 +393,7 @@ def test_move_predictor_feeds_the_memory_the_game_so_far():
         states.append(states[-1].copy())
         states[-1].play(move)
     now = states[-1]
-    with_past = predictor.outputs([now], histories=[states[:-1]])["policy"]
-    assert not torch.allclose(with_past, predictor.outputs([now])["policy"])
+    with_past = predictor.outputs([now], histories=[states[:-1]]).policy_logits
+    assert not torch.allclose(with_past, predictor.outputs([now]).policy_logits)
     # Only the last `memory` positions are read.
-    assert torch.allclose(with_past, predictor.outputs([now], histories=[states[1:-1]])["policy"])
+    assert torch.allclose(with_past, predictor.outputs([now], histories=[states[1:-1]]).policy_logits)

@@ -16,7 +16,7 @@ from stonelab.models.nets.maddison import MaddisonNet
 
 def test_output_shape_and_parameter_count():
     net = MaddisonNet(36, 19, depth=12, filters=128)
-    logits = net(torch.rand(3, 36, 19, 19), torch.tensor([1, -1, 1]))
+    logits = net(torch.rand(3, 36, 19, 19), torch.tensor([1, -1, 1])).policy_logits
     assert logits.shape == (3, 361)
     # A position-dependent bias map on every layer: 11 x 128 maps + the 2-filter output's.
     bias_params = sum(b.numel() for b in net.biases)
@@ -30,12 +30,12 @@ def test_each_colour_has_its_own_head():
     torch.manual_seed(0)
     net = MaddisonNet(4, 9, depth=3, filters=8)
     x = torch.rand(1, 4, 9, 9)
-    black, white = net(x, torch.tensor([1])), net(x, torch.tensor([-1]))
+    black, white = net(x, torch.tensor([1])).policy_logits, net(x, torch.tensor([-1])).policy_logits
     assert not torch.allclose(black, white)
     with torch.no_grad():  # only the white output's bias moves white's logits
         net.biases[-1][1] += 1.0
-    assert torch.allclose(net(x, torch.tensor([1])), black)
-    assert torch.allclose(net(x, torch.tensor([-1])), white + 1.0, atol=1e-5)
+    assert torch.allclose(net(x, torch.tensor([1])).policy_logits, black)
+    assert torch.allclose(net(x, torch.tensor([-1])).policy_logits, white + 1.0, atol=1e-5)
 
 
 @pytest.mark.parametrize("symmetric", [True, False])
@@ -43,11 +43,11 @@ def test_weight_symmetry_makes_outputs_turn_with_the_board(symmetric):
     torch.manual_seed(1)
     net = MaddisonNet(5, 9, depth=4, filters=6, symmetric=symmetric)
     x = torch.rand(1, 5, 9, 9)
-    out = net(x, torch.tensor([1])).detach().numpy().reshape(1, 9, 9)
+    out = net(x, torch.tensor([1])).policy_logits.detach().numpy().reshape(1, 9, 9)
     same = []
     for sym in range(8):
         turned = torch.from_numpy(transform_planes(x.numpy(), sym).copy())
-        out_t = net(turned, torch.tensor([1])).detach().numpy().reshape(1, 9, 9)
+        out_t = net(turned, torch.tensor([1])).policy_logits.detach().numpy().reshape(1, 9, 9)
         same.append(torch.allclose(torch.from_numpy(out_t), torch.from_numpy(transform_planes(out, sym)), atol=1e-5))
     assert all(same) == symmetric
 
@@ -64,10 +64,10 @@ def test_tiny_batch_is_overfit():
     opt = module.configure_optimizers()
     for _ in range(200):
         opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(module(batch["planes"], batch["to_play"]), batch["target"])
+        loss = torch.nn.functional.cross_entropy(module(batch["planes"], batch["to_play"]).policy_logits, batch["target"])
         loss.backward()
         opt.step()
-    predicted = module(batch["planes"], batch["to_play"]).argmax(1)
+    predicted = module(batch["planes"], batch["to_play"]).policy_logits.argmax(1)
     assert (predicted == batch["target"]).all()
 
 

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from stonelab.models.figures import aurc
+from stonelab.models.outputs import GoModelOutput
 from stonelab.models.prediction_scores import PredictionScores
 
 N = 16  # a 4x4 board: top-10 needs at least 10 classes
@@ -21,7 +22,7 @@ def test_accuracy_calibration_and_risk_coverage_of_the_max_softmax():
     logits = logits_with_top([0, 1, 2, 3], N)  # a net without a pass output
     logits[3, 3] = 1.0                          # the least confident position ...
     target = torch.tensor([0, 1, 2, 0])         # ... is the only miss
-    scores.update(logits, target)
+    scores.update(GoModelOutput(logits), target)
     out = scores.compute()
     assert out["top1"] == pytest.approx(0.75)
     probs = torch.softmax(torch.cat([logits, torch.full((4, 1), -torch.inf)], 1), 1).max(1).values.numpy()
@@ -33,7 +34,7 @@ def test_accuracy_calibration_and_risk_coverage_of_the_max_softmax():
 
 def test_expert_passes_are_counted_and_left_out():
     scores = PredictionScores(num_points=N)
-    scores.update(logits_with_top([0, 1], N + 1), torch.tensor([0, N]))  # N = pass
+    scores.update(GoModelOutput(logits_with_top([0, 1], N + 1)), torch.tensor([0, N]))  # N = pass
     out = scores.compute()
     assert scores.passes_not_scored == 1 and out["top1"] == 1.0
 
@@ -44,8 +45,8 @@ def test_belief_outputs_add_confidence_scores_and_the_gate():
     policy = torch.zeros(2, N + 1)
     policy[0, :2] = torch.tensor([3.0, 2.9])
     policy[1, 0] = 3.0
-    out = {"policy": policy, "confidence": torch.tensor([-5.0, 5.0]),  # sigmoid: 0.007 (gated), 0.993
-           "ownership": torch.zeros(2, 4, 4), "value": torch.zeros(2)}
+    out = GoModelOutput(policy_logits=policy, confidence_logit=torch.tensor([-5.0, 5.0]),  # sigmoid: 0.007 (gated),
+                        ownership_logits=torch.zeros(2, 4, 4), value_logit=torch.zeros(2))   # 0.993
     scores.update(out, torch.tensor([1, 0]))
     result = scores.compute()
     assert result["top1"] == 0.5                   # the policy's top move misses the first

@@ -587,7 +587,6 @@ def first_illegal_move(record: GameRecord) -> int | None:
         state.setup(record.setup_black, record.setup_white)
     except go.IllegalMove:
         return -1
-    info = state.arrays[7]
     for index, (colour, point) in enumerate(record.moves):
         state.to_play = colour
         try:
@@ -595,8 +594,7 @@ def first_illegal_move(record: GameRecord) -> int | None:
         except go.IllegalMove:
             return index
         if point == n * n:  # a pass never ends the replay: play may resume after two
-            info[go.I_PASSES] = 0
-            info[go.I_OVER] = 0
+            state.resume_play()
     return None
 
 

@@ -28,7 +28,7 @@ def run(cfg: DictConfig) -> dict:
     from stonelab.errors import StonelabError
     from stonelab.games.go import GoRules
     from stonelab.models import checkpoints, figures
-    from stonelab.models.belief_vit import gate_moves
+    from stonelab.models.gate import gate_output
     from stonelab.models.inference import MovePredictor, encode_states
 
     require_checkpoint(cfg, "the checkpoint to inspect")
@@ -73,14 +73,13 @@ def run(cfg: DictConfig) -> dict:
     view = {"belief": None, "value": None, "confidence": None, "gated_move": None,
             "gate_threshold": None}
     gate = model.gate
-    if isinstance(out, dict) and "confidence" in out:
-        view["belief"] = torch.tanh(out["ownership"][0].float() / 2).numpy()
-        view["value"] = float(torch.tanh(out["value"][0].float() / 2))
-        view["confidence"] = float(torch.sigmoid(out["confidence"][0].float()))
+    if out.has_belief:
+        view["belief"] = out.belief_map[0].numpy()
+        view["value"] = float(out.value[0]) if out.value is not None else None
+        view["confidence"] = float(out.confidence[0])
         if gate and gate.get("enabled", True):
-            moved, _, _ = gate_moves(torch.from_numpy(probs)[None].float(), torch.tensor([view["confidence"]]),
-                                     torch.from_numpy(view["belief"]).reshape(1, -1), threshold=gate["threshold"],
-                                     top_k=gate["top_k"], contested_weight=gate["contested_weight"])
+            moved, _, _ = gate_output(torch.from_numpy(probs)[None].float(), out, threshold=gate["threshold"],
+                                      top_k=gate["top_k"], contested_weight=gate["contested_weight"])
             view["gated_move"], view["gate_threshold"] = int(moved[0]), float(gate["threshold"])
     title = (f"{sgf.name}: after {move} moves ({identity['model']}, "
              f"{record.black_player or 'black'} vs {record.white_player or 'white'}, {record.result or '?'})")

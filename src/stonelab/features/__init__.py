@@ -18,14 +18,15 @@ from stonelab.features.maddison import MADDISON_PLANES, encode_maddison_into, ma
 from stonelab.features.simple4 import SIMPLE4_PLANES, encode_simple4_into
 from stonelab.games.go import (
     BLACK,
-    I_TO_PLAY,
     OK,
     SETUP_INVALID,
     WHITE,
     legal_reason,
     new_arrays,
     play_unchecked,
+    set_to_play,
     setup,
+    to_play,
 )
 
 ENC_MADDISON = 0
@@ -79,15 +80,14 @@ def encode_game(n, setup_black, setup_white, moves, first_player, rank_black, ra
     st = new_arrays(n, moves.shape[0] + 2)
     if setup(st, setup_black, setup_white) != OK:
         return SETUP_INVALID
-    info = st[7]
-    info[I_TO_PLAY] = first_player
+    set_to_play(st, first_player)
     scratch = maddison_scratch(n)
     for i in range(moves.shape[0]):
         m = np.int64(moves[i])
         if legal_reason(st, m) != OK:
             return i
         if encoder_id == ENC_MADDISON:
-            rank = rank_black if info[I_TO_PLAY] == BLACK else rank_white
+            rank = rank_black if to_play(st) == BLACK else rank_white
             encode_maddison_into(st, rank, out[i], scratch)
         else:
             encode_simple4_into(st, out[i])

@@ -28,17 +28,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from stonelab.games.bits import popcount
 from stonelab.games.go import (
     EMPTY,
-    I_KO,
-    I_MOVE,
-    I_SIZE,
-    I_TO_PLAY,
     LADDER_MAX_DEPTH,
     LADDER_MAX_NODES,
-    _popcount,
+    board_size,
+    ko_point,
     ladder_capture_into,
     ladder_scratch,
+    move_number,
+    to_play,
 )
 
 MADDISON_PLANES = (
@@ -91,14 +91,21 @@ def encode_maddison_into(st, rank, out, scratch):
 
     ``rank`` is the dan rank (1..9) of the side to move, 0 when unknown or kyu.
     """
-    board, head, nxt, size, libs, libbits, placed, info, hashes, nbr = st
+    board = st.board
+    head = st.group_head
+    nxt = st.group_next
+    size = st.group_size
+    libs = st.group_liberty_count
+    libbits = st.group_liberty_bits
+    placed = st.placed_move
+    nbr = st.neighbours
     bits, lscratch = scratch
-    n = info[I_SIZE]
+    n = board_size(st)
     N = n * n
     W = libbits.shape[1]
-    me = info[I_TO_PLAY]
-    ko = info[I_KO]
-    move_no = info[I_MOVE]
+    me = to_play(st)
+    ko = ko_point(st)
+    move_no = move_number(st)
     o = out.reshape(_TOTAL * N)
     o[:] = 0
     if 1 <= rank <= 9:
@@ -217,7 +224,7 @@ def encode_maddison_into(st, rank, out, scratch):
             bits[p >> 6] &= ~(np.uint64(1) << np.uint64(p & 63))
             after = 0
             for w in range(W):
-                after += _popcount(bits[w])
+                after += popcount(bits[w])
         if after >= 1:
             o[(P_LIBS_AFTER + min(after, 6) - 1) * N + p] = 1
         if two_lib_opp and ladder_capture_into(st, p, lscratch, LADDER_MAX_DEPTH, LADDER_MAX_NODES):
@@ -227,7 +234,7 @@ def encode_maddison_into(st, rank, out, scratch):
 @njit(cache=True, nogil=True)
 def encode_maddison(st, rank):
     """The 36 planes of ``st`` as a fresh uint8 [36, n, n] array."""
-    n = st[7][I_SIZE]
+    n = board_size(st)
     out = np.zeros((_TOTAL, n, n), dtype=np.uint8)
     encode_maddison_into(st, rank, out, maddison_scratch(n))
     return out

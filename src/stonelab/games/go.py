@@ -1,23 +1,29 @@
 """Go rules as numba kernels: the one source of truth for Go.
 
-A position is a tuple of numpy arrays (``GoArrays``, built by `new_arrays`), so that
+A position is a `GoArrays` named tuple of numpy arrays (built by `new_arrays`), so that
 search, feature encoders and SGF replay can call the kernels inside numba with no
-Python in between. Points are ``row * n + col`` (0..N-1, N = n*n); the pass move is N.
-Colours: +1 black, -1 white, 0 empty.
+Python in between; numba reads its fields by name at the cost of a plain tuple.
+Points are ``row * n + col`` (0..N-1, N = n*n); the pass move is N.
+Colours: +1 black, -1 white, 0 empty. A group is a chain of connected same-coloured
+stones; its id (its "head") is one of its points.
 
-``GoArrays`` = (board, head, nxt, size, libs, libbits, placed, info, hashes, nbr):
+``GoArrays`` fields (other modules use these names, never positions):
 
-- ``board``   int8[N]      colour on each point.
-- ``head``    int32[N]     chain id of each stone (a point of that chain), -1 on empty points.
-- ``nxt``     int32[N]     next stone of the same chain: each chain is a ring.
-- ``size``    int32[N]     stones in the chain, indexed by chain id.
-- ``libs``    int32[N]     exact liberty count of the chain, indexed by chain id.
-- ``libbits`` uint64[N, W] the chain's liberties as a bitset (W = ceil(N / 64) words).
-- ``placed``  int32[N]     move number at which the stone on that point was placed.
-- ``info``    int64[INFO_LEN] scalars, see the ``I_*`` slots below.
-- ``hashes``  uint64[cap]  Zobrist hashes of the whole-board positions so far; the
-                           current one is ``hashes[info[I_NHASH] - 1]``.
-- ``nbr``     int32[N, 4]  on-board neighbours of each point, -1 padded at the end.
+- ``board``               int8[N]      colour on each point.
+- ``group_head``          int32[N]     group id of each stone, -1 on empty points.
+- ``group_next``          int32[N]     next stone of the same group: each group is a ring.
+- ``group_size``          int32[N]     stones in the group, indexed by group id.
+- ``group_liberty_count`` int32[N]     exact liberty count of the group, indexed by group id.
+- ``group_liberty_bits``  uint64[N, W] the group's liberties as a bitset, indexed by group
+                                       id (W = ceil(N / 64) words; `stonelab.games.bits`).
+- ``placed_move``         int32[N]     move number at which the stone on that point was placed.
+- ``info``                int64[INFO_LEN] the scalars: read them with the accessors
+                                       (`board_size`, `to_play`, `ko_point`, `move_number`,
+                                       `last_move`, `consecutive_passes`, `is_over`, ...),
+                                       not by slot.
+- ``position_hashes``     uint64[cap]  Zobrist hashes of the whole-board positions so far,
+                                       oldest first; the current one is `current_hash`.
+- ``neighbours``          int32[N, 4]  on-board neighbours of each point, -1 padded at the end.
 
 Chains are kept incrementally: playing a stone merges the neighbouring chains of its
 colour (relabelling the smaller one), removes it from its neighbours' liberty bitsets
@@ -35,13 +41,14 @@ ladder reader (`ladder_capture`, `ladder_escape`) for the feature encoders.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
 
 from stonelab.errors import StonelabError
+from stonelab.games.bits import popcount
 from stonelab.games.gomoku import GameConfigError
 
 BLACK = 1
@@ -51,7 +58,13 @@ EMPTY = 0
 MIN_BOARD = 9
 MAX_BOARD = 19
 
-# Slots of the ``info`` array.
+GoArrays = namedtuple("GoArrays", (
+    "board", "group_head", "group_next", "group_size", "group_liberty_count", "group_liberty_bits",
+    "placed_move", "info", "position_hashes", "neighbours",
+))
+GoArrays.__doc__ = "A Go position's arrays, see the module doc for each field's dtype and shape."
+
+# Slots of the ``info`` array (read them through the accessors below).
 I_SIZE = 0  # board side n
 I_TO_PLAY = 1  # colour to move
 I_KO = 2  # point the side to move may not play (simple ko), -1 if none
@@ -101,19 +114,6 @@ class IllegalMove(StonelabError):
 
 
 # --- small helpers -------------------------------------------------------------------------------
-
-
-@intrinsic
-def _popcount(typingctx, x):
-    """Number of set bits of a uint64 (LLVM ctpop: one instruction on x86-64)."""
-    if not isinstance(x, types.Integer):
-        return None
-    sig = x(x)
-
-    def codegen(context, builder, signature, args):
-        return builder.ctpop(args[0])
-
-    return sig, codegen
 
 
 @njit(cache=True, nogil=True)
@@ -189,24 +189,101 @@ def new_arrays(n, hash_capacity):
     info[I_KO] = -1
     info[I_LAST] = -1
     info[I_NHASH] = 1  # hashes[0] = 0: the empty board
-    return (board, head, nxt, size, libs, libbits, placed, info, hashes, neighbour_table(n))
+    return GoArrays(board, head, nxt, size, libs, libbits, placed, info, hashes, neighbour_table(n))
 
 
 @njit(cache=True, nogil=True)
 def copy_arrays(st):
     """A deep copy of a position (the neighbour table, never written, is shared)."""
-    board, head, nxt, size, libs, libbits, placed, info, hashes, nbr = st
-    return (
-        board.copy(), head.copy(), nxt.copy(), size.copy(), libs.copy(), libbits.copy(),
-        placed.copy(), info.copy(), hashes.copy(), nbr,
+    return GoArrays(
+        st.board.copy(), st.group_head.copy(), st.group_next.copy(), st.group_size.copy(),
+        st.group_liberty_count.copy(), st.group_liberty_bits.copy(), st.placed_move.copy(),
+        st.info.copy(), st.position_hashes.copy(), st.neighbours,
     )
 
 
-@njit(cache=True, nogil=True)
+# --- the info scalars -----------------------------------------------------------------------------
+#
+# Inlined at numba IR level, so that reading a scalar by name costs what indexing ``info`` did.
+
+
+@njit(cache=True, nogil=True, inline="always")
+def board_size(st):
+    """The board side n."""
+    return st.info[I_SIZE]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def to_play(st):
+    """The colour to move (+1 black, -1 white)."""
+    return st.info[I_TO_PLAY]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def set_to_play(st, colour):
+    """Make ``colour`` (+1 / -1) the side to move (setup positions, KGS colour repeats)."""
+    st.info[I_TO_PLAY] = colour
+
+
+@njit(cache=True, nogil=True, inline="always")
+def ko_point(st):
+    """The point the side to move may not retake (simple ko), -1 if none."""
+    return st.info[I_KO]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def move_number(st):
+    """Moves (passes included) played since the start."""
+    return st.info[I_MOVE]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def last_move(st):
+    """The last move (N for a pass), -1 before the first move."""
+    return st.info[I_LAST]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def consecutive_passes(st):
+    """Passes just played in a row."""
+    return st.info[I_PASSES]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def is_over(st):
+    """Whether two passes in a row ended the game."""
+    return st.info[I_OVER] != 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def resume_play(st):
+    """Forget the passes just played and the end of the game, so that play may go on
+    (a KGS scoring dispute, a random playout from a finished position)."""
+    st.info[I_PASSES] = 0
+    st.info[I_OVER] = 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def superko_enforced(st):
+    return st.info[I_SUPERKO] != 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def set_superko(st, enforced):
+    """Enforce positional superko (or not) from now on."""
+    st.info[I_SUPERKO] = 1 if enforced else 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def captures(st):
+    """(stones captured by black, stones captured by white)."""
+    return st.info[I_CAPS_BLACK], st.info[I_CAPS_WHITE]
+
+
+@njit(cache=True, nogil=True, inline="always")
 def current_hash(st):
-    hashes = st[8]
-    info = st[7]
-    return hashes[info[I_NHASH] - 1]
+    """Zobrist hash of the current whole-board position."""
+    return st.position_hashes[st.info[I_NHASH] - 1]
 
 
 # --- legality -------------------------------------------------------------------------------------
@@ -215,7 +292,14 @@ def current_hash(st):
 @njit(cache=True, nogil=True)
 def _hash_after(st, p, c):
     """Zobrist hash of the position after ``c`` plays the (non-suicidal) empty point ``p``."""
-    board, head, nxt, size, libs, libbits, placed, info, hashes, nbr = st
+    board = st.board
+    head = st.group_head
+    nxt = st.group_next
+    size = st.group_size
+    libs = st.group_liberty_count
+    info = st.info
+    hashes = st.position_hashes
+    nbr = st.neighbours
     h = hashes[info[I_NHASH] - 1] ^ ZOBRIST[_cidx(c), p]
     oi = _cidx(-c)
     for k in range(4):
@@ -240,7 +324,10 @@ def _hash_after(st, p, c):
 @njit(cache=True, nogil=True)
 def is_suicide(st, p, c):
     """Whether ``c`` playing the empty point ``p`` would leave its own chain without liberties."""
-    board, head, nxt, size, libs, libbits, placed, info, hashes, nbr = st
+    board = st.board
+    head = st.group_head
+    libs = st.group_liberty_count
+    nbr = st.neighbours
     for k in range(4):
         q = nbr[p, k]
         if q < 0:
@@ -260,9 +347,9 @@ def is_suicide(st, p, c):
 @njit(cache=True, nogil=True)
 def legal_reason(st, move):
     """``OK`` (0) if the side to move may play ``move`` (N = pass), else the reason code."""
-    board = st[0]
-    info = st[7]
-    hashes = st[8]
+    board = st.board
+    info = st.info
+    hashes = st.position_hashes
     N = board.shape[0]
     if move < 0 or move > N:
         return OFF_BOARD
@@ -298,7 +385,11 @@ def legal_mask(st, out):
 @njit(cache=True, nogil=True)
 def _merge(st, a, b):
     """Merge chains ``a`` and ``b`` (chain ids); returns the id of the merged chain."""
-    board, head, nxt, size, libs, libbits, placed, info, hashes, nbr = st
+    head = st.group_head
+    nxt = st.group_next
+    size = st.group_size
+    libs = st.group_liberty_count
+    libbits = st.group_liberty_bits
     if size[a] < size[b]:
         a, b = b, a
     s = b
@@ -312,7 +403,7 @@ def _merge(st, a, b):
     count = 0
     for w in range(libbits.shape[1]):
         libbits[a, w] |= libbits[b, w]
-        count += _popcount(libbits[a, w])
+        count += popcount(libbits[a, w])
     libs[a] = count
     return a
 
@@ -320,7 +411,13 @@ def _merge(st, a, b):
 @njit(cache=True, nogil=True)
 def _remove_chain(st, h):
     """Lift chain ``h`` off the board; returns (stones removed, hash delta)."""
-    board, head, nxt, size, libs, libbits, placed, info, hashes, nbr = st
+    board = st.board
+    head = st.group_head
+    nxt = st.group_next
+    size = st.group_size
+    libs = st.group_liberty_count
+    libbits = st.group_liberty_bits
+    nbr = st.neighbours
     colour = board[h]
     ci = _cidx(colour)
     count = size[h]
@@ -354,7 +451,15 @@ def _place(st, p, c, capture):
     With ``capture`` opponent chains left without liberties are removed. Returns
     (stones captured, the last captured chain's id, hash delta).
     """
-    board, head, nxt, size, libs, libbits, placed, info, hashes, nbr = st
+    board = st.board
+    head = st.group_head
+    nxt = st.group_next
+    size = st.group_size
+    libs = st.group_liberty_count
+    libbits = st.group_liberty_bits
+    placed = st.placed_move
+    info = st.info
+    nbr = st.neighbours
     board[p] = c
     head[p] = p
     nxt[p] = p
@@ -404,7 +509,12 @@ def _place(st, p, c, capture):
 @njit(cache=True, nogil=True)
 def play_unchecked(st, move):
     """Play ``move`` for the side to move, which the caller knows to be legal."""
-    board, head, nxt, size, libs, libbits, placed, info, hashes, nbr = st
+    board = st.board
+    head = st.group_head
+    size = st.group_size
+    libs = st.group_liberty_count
+    info = st.info
+    hashes = st.position_hashes
     N = board.shape[0]
     c = info[I_TO_PLAY]
     if move == N:
@@ -451,7 +561,12 @@ def setup(st, black, white):
     stones are placed and the position is unusable). Setup stones count as placed one
     move before the current move (``placed = move - 1``); the side to move is unchanged.
     """
-    board, head, nxt, size, libs, libbits, placed, info, hashes, nbr = st
+    board = st.board
+    head = st.group_head
+    libs = st.group_liberty_count
+    placed = st.placed_move
+    info = st.info
+    hashes = st.position_hashes
     N = board.shape[0]
     seen = np.zeros(N, dtype=np.bool_)
     for i in range(black.shape[0] + white.shape[0]):
@@ -532,8 +647,8 @@ def tromp_taylor_owner(board, nbr, out):
 @njit(cache=True, nogil=True)
 def area_counts(st):
     """(black area, white area), Tromp-Taylor: stones plus empty regions reaching one colour only."""
-    owner = np.zeros(st[0].shape[0], dtype=np.int8)
-    tromp_taylor_owner(st[0], st[9], owner)
+    owner = np.zeros(st.board.shape[0], dtype=np.int8)
+    tromp_taylor_owner(st.board, st.neighbours, owner)
     return int(np.sum(owner == BLACK)), int(np.sum(owner == WHITE))
 
 
@@ -559,12 +674,11 @@ def replay_game_reason(n, setup_black, setup_white, moves, first_player, superko
     if first_player != BLACK and first_player != WHITE:
         raise ValueError("first_player must be +1 (black) or -1 (white)")
     st = new_arrays(n, moves.shape[0] + 2)
-    info = st[7]
-    info[I_SUPERKO] = 1 if superko else 0
+    set_superko(st, superko)
     reason = setup(st, setup_black, setup_white)
     if reason != OK:
         return SETUP_INVALID, reason
-    info[I_TO_PLAY] = first_player
+    set_to_play(st, first_player)
     for i in range(moves.shape[0]):
         reason = play(st, np.int64(moves[i]))
         if reason != OK:
@@ -584,9 +698,13 @@ def replay_game(n, setup_black, setup_white, moves, first_player, superko):
 # floods only the chains it asks about: the prey and its neighbours, a few stones each.
 
 
+LadderScratch = namedtuple("LadderScratch", ("boards", "mark", "stack", "prey", "lbuf", "counters", "options", "tried"))
+LadderScratch.__doc__ = "Work arrays of the ladder reader (`ladder_scratch`), see there for each one."
+
+
 @njit(cache=True, nogil=True)
 def ladder_scratch(n, max_depth):
-    """Work arrays for `ladder_capture_into`: reuse them across calls on one board size."""
+    """Work arrays for `ladder_capture_into` (a `LadderScratch`): reuse them across calls on one board size."""
     N = n * n
     boards = np.zeros((max_depth + 3, N), dtype=np.int8)  # one board per ply
     mark = np.zeros(N, dtype=np.int32)  # flood-fill stamps
@@ -596,7 +714,7 @@ def ladder_scratch(n, max_depth):
     counters = np.zeros(2, dtype=np.int64)  # [flood stamp, nodes left]
     options = np.zeros((max_depth // 2 + 2, 2), dtype=np.int32)  # the attacker's two ataris per step
     tried = np.zeros(max_depth // 2 + 2, dtype=np.int32)  # how many of them were tried
-    return boards, mark, stack, prey, lbuf, counters, options, tried
+    return LadderScratch(boards, mark, stack, prey, lbuf, counters, options, tried)
 
 
 @njit(cache=True, nogil=True)
@@ -682,7 +800,11 @@ def _defender_step(boards, d, prey, attacker, nbr, scratch, max_depth):
     Pending: it extended to two liberties (position in ``boards[d + 1]``), which are
     left in ``lbuf[0:2]`` as the attacker's options.
     """
-    _, mark, stack, prey_stones, lbuf, counters, _, _ = scratch
+    mark = scratch.mark
+    stack = scratch.stack
+    prey_stones = scratch.prey
+    lbuf = scratch.lbuf
+    counters = scratch.counters
     counters[1] -= 1
     if counters[1] < 0 or d + 2 >= max_depth:
         return _ESCAPED  # out of budget: count as escaped
@@ -719,7 +841,12 @@ def _ladder_read(boards, base, prey, attacker, nbr, scratch, max_depth):
     on-disk cache cannot hold recursive functions). The defender's move is forced, so the
     tree is an OR over the attacker's choices: the first captured line answers True.
     """
-    _, mark, stack, prey_stones, lbuf, counters, options, tried = scratch
+    mark = scratch.mark
+    stack = scratch.stack
+    lbuf = scratch.lbuf
+    counters = scratch.counters
+    options = scratch.options
+    tried = scratch.tried
     level = 0
     evaluate = True
     while True:
@@ -755,11 +882,14 @@ def _ladder_read(boards, base, prey, attacker, nbr, scratch, max_depth):
 @njit(cache=True, nogil=True)
 def ladder_capture_into(st, point, scratch, max_depth, max_nodes):
     """`ladder_capture` with caller-owned scratch (from `ladder_scratch`); ``point`` must be legal."""
-    board = st[0]
-    info = st[7]
-    nbr = st[9]
-    attacker = info[I_TO_PLAY]
-    boards, mark, stack, prey_stones, lbuf, counters, _, _ = scratch
+    board = st.board
+    nbr = st.neighbours
+    attacker = st.info[I_TO_PLAY]
+    boards = scratch.boards
+    mark = scratch.mark
+    stack = scratch.stack
+    lbuf = scratch.lbuf
+    counters = scratch.counters
     counters[1] = max_nodes
     b = boards[0]
     b[:] = board
@@ -784,9 +914,9 @@ def ladder_capture(st, point):
     as an escape) after `LADDER_MAX_DEPTH` plies or `LADDER_MAX_NODES` positions. Ko is
     ignored inside the reading. An illegal ``point`` is never a ladder capture.
     """
-    if legal_reason(st, point) != OK or point == st[0].shape[0]:
+    if legal_reason(st, point) != OK or point == st.board.shape[0]:
         return False
-    scratch = ladder_scratch(st[7][I_SIZE], LADDER_MAX_DEPTH)
+    scratch = ladder_scratch(st.info[I_SIZE], LADDER_MAX_DEPTH)
     return ladder_capture_into(st, point, scratch, LADDER_MAX_DEPTH, LADDER_MAX_NODES)
 
 
@@ -797,7 +927,11 @@ def ladder_escape(st, point):
     True if ``point`` is legal, touches an own chain in atari, and afterwards the extended
     chain has 3+ liberties or 2 that no ladder (as in `ladder_capture`) takes away.
     """
-    board, head, nxt, size, libs, libbits, placed, info, hashes, nbr = st
+    board = st.board
+    head = st.group_head
+    libs = st.group_liberty_count
+    info = st.info
+    nbr = st.neighbours
     if legal_reason(st, point) != OK or point == board.shape[0]:
         return False
     me = info[I_TO_PLAY]
@@ -811,7 +945,11 @@ def ladder_escape(st, point):
     if not in_atari:
         return False
     scratch = ladder_scratch(info[I_SIZE], LADDER_MAX_DEPTH)
-    boards, mark, stack, prey_stones, lbuf, counters, _, _ = scratch
+    boards = scratch.boards
+    mark = scratch.mark
+    stack = scratch.stack
+    lbuf = scratch.lbuf
+    counters = scratch.counters
     counters[1] = LADDER_MAX_NODES
     b = boards[0]
     b[:] = board
@@ -885,20 +1023,20 @@ class GoRules:
 
 
 class GoState:
-    """A Go position: a thin Python wrapper over the `GoArrays` tuple ``state.arrays``."""
+    """A Go position: a thin Python wrapper over its `GoArrays` (``state.arrays``)."""
 
     def __init__(self, rules: GoRules, arrays=None):
         self.rules = rules
         if arrays is None:
             arrays = new_arrays(rules.n, 2 * rules.num_points + 2)
-            arrays[7][I_SUPERKO] = 1 if rules.superko else 0
-        self.arrays = arrays
+            set_superko(arrays, rules.superko)
+        self.arrays: GoArrays = arrays
 
-    # views
+    # views (the info scalars read in Python: no numba call per property)
     @property
     def board(self) -> np.ndarray:
         """int8[N] view of the board (do not write to it)."""
-        return self.arrays[0]
+        return self.arrays.board
 
     @property
     def n(self) -> int:
@@ -906,48 +1044,53 @@ class GoState:
 
     @property
     def to_play(self) -> int:
-        return int(self.arrays[7][I_TO_PLAY])
+        return int(self.arrays.info[I_TO_PLAY])
 
     @to_play.setter
     def to_play(self, colour: int) -> None:
         if colour not in (BLACK, WHITE):
             raise ValueError(f"to_play must be BLACK (+1) or WHITE (-1), got {colour!r}")
-        self.arrays[7][I_TO_PLAY] = colour
+        self.arrays.info[I_TO_PLAY] = colour
 
     @property
     def is_over(self) -> bool:
-        return bool(self.arrays[7][I_OVER])
+        return bool(self.arrays.info[I_OVER])
 
     @property
     def ko_point(self) -> int:
-        return int(self.arrays[7][I_KO])
+        return int(self.arrays.info[I_KO])
 
     @property
     def move_number(self) -> int:
-        return int(self.arrays[7][I_MOVE])
+        return int(self.arrays.info[I_MOVE])
 
     @property
     def last_move(self) -> int:
-        return int(self.arrays[7][I_LAST])
+        return int(self.arrays.info[I_LAST])
 
     @property
     def captures(self) -> tuple[int, int]:
         """(stones captured by black, stones captured by white)."""
-        info = self.arrays[7]
+        info = self.arrays.info
         return int(info[I_CAPS_BLACK]), int(info[I_CAPS_WHITE])
 
     @property
     def hash(self) -> int:
         return int(current_hash(self.arrays))
 
+    def resume_play(self) -> GoState:
+        """Forget the passes just played and the end of the game (the kernel `resume_play`). Returns self."""
+        resume_play(self.arrays)
+        return self
+
     def liberties(self, point: int) -> int:
         """Liberties of the chain on ``point`` (0 on an empty point)."""
-        board, head = self.arrays[0], self.arrays[1]
-        return 0 if board[point] == EMPTY else int(self.arrays[4][head[point]])
+        a = self.arrays
+        return 0 if a.board[point] == EMPTY else int(a.group_liberty_count[a.group_head[point]])
 
     def chain(self, point: int) -> list[int]:
         """Sorted points of the chain on ``point`` ([] if empty)."""
-        board, nxt = self.arrays[0], self.arrays[2]
+        board, nxt = self.arrays.board, self.arrays.group_next
         if board[point] == EMPTY:
             return []
         out, s = [], int(point)
@@ -977,11 +1120,11 @@ class GoState:
     def play(self, move: int) -> GoState:
         """Play ``move`` (N = pass) for the side to move; raises `IllegalMove`. Returns self."""
         move = self._check_move(move)
-        hashes, info = self.arrays[8], self.arrays[7]
+        hashes, info = self.arrays.position_hashes, self.arrays.info
         if info[I_NHASH] >= hashes.shape[0]:
             grown = np.zeros(2 * hashes.shape[0], dtype=np.uint64)
             grown[: hashes.shape[0]] = hashes
-            self.arrays = (*self.arrays[:8], grown, self.arrays[9])
+            self.arrays = self.arrays._replace(position_hashes=grown)
         reason = play(self.arrays, move)
         if reason != OK:
             raise IllegalMove(REASONS[reason], move)

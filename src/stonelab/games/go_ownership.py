@@ -28,16 +28,17 @@ from numba import njit
 
 from stonelab.games.go import (
     EMPTY,
-    I_OVER,
-    I_PASSES,
-    I_TO_PLAY,
     OK,
+    board_size,
     copy_arrays,
     legal_reason,
     new_arrays,
     play,
     play_unchecked,
+    resume_play,
+    set_to_play,
     setup,
+    to_play,
     tromp_taylor_owner,
 )
 
@@ -114,7 +115,11 @@ def _only_liberty(libbits, h):
 @njit(cache=True, nogil=True)
 def is_self_atari(st, p, c):
     """Whether ``c`` playing empty point ``p`` leaves its chain with one liberty and captures nothing."""
-    board, head, nxt, size, libs, libbits, placed, info, hashes, nbr = st
+    board = st.board
+    head = st.group_head
+    libs = st.group_liberty_count
+    libbits = st.group_liberty_bits
+    nbr = st.neighbours
     W = libbits.shape[1]
     acc = np.zeros(W, dtype=np.uint64)
     for k in range(4):
@@ -149,18 +154,17 @@ def random_playout(st, diag, max_moves):
     one exists (a random one of them), else a uniformly random legal move that neither
     fills one's own eye nor puts one's own chain in self-atari; pass when none is left.
     """
-    board = st[0]
-    head = st[1]
-    libs = st[4]
-    libbits = st[5]
-    info = st[7]
-    nbr = st[9]
+    board = st.board
+    head = st.group_head
+    libs = st.group_liberty_count
+    libbits = st.group_liberty_bits
+    nbr = st.neighbours
     N = board.shape[0]
     cand = np.empty(N, dtype=np.int32)
     caps = np.empty(N, dtype=np.int32)
     passes = 0
     for _ in range(max_moves):
-        c = info[I_TO_PLAY]
+        c = to_play(st)
         m = 0
         ncap = 0
         for p in range(N):
@@ -202,17 +206,16 @@ def random_playout(st, diag, max_moves):
 def playout_ownership(st, playouts, seed):
     """Mean Tromp-Taylor ownership (float64 [N], +1 black) of ``playouts`` random games from ``st``."""
     np.random.seed(seed)
-    N = st[0].shape[0]
-    n = st[7][0]
+    N = st.board.shape[0]
+    n = board_size(st)
     diag = diagonal_table(n)
     total = np.zeros(N, dtype=np.float64)
     owner = np.zeros(N, dtype=np.int8)
     for _ in range(playouts):
         s = copy_arrays(st)
-        s[7][I_OVER] = 0
-        s[7][I_PASSES] = 0
+        resume_play(s)
         random_playout(s, diag, 3 * N)
-        tromp_taylor_owner(s[0], s[9], owner)
+        tromp_taylor_owner(s.board, s.neighbours, owner)
         for p in range(N):
             total[p] += owner[p]
     if playouts > 0:
@@ -241,17 +244,17 @@ def final_ownership(n, setup_black, setup_white, moves, first_player, playouts, 
     st = new_arrays(n, moves.shape[0] + 2)
     if setup(st, setup_black, setup_white) != OK:
         return out
-    st[7][I_TO_PLAY] = first_player
+    set_to_play(st, first_player)
     for i in range(moves.shape[0]):
         if play(st, np.int64(moves[i])) != OK:
             break
     mean = playout_ownership(st, playouts, seed)
-    board = st[0].copy()
+    board = st.board.copy()
     for p in range(N):
         if board[p] != EMPTY and mean[p] * board[p] < 0:
             board[p] = EMPTY  # dead
     static = np.zeros(N, dtype=np.int8)
-    tromp_taylor_owner(board, st[9], static)
+    tromp_taylor_owner(board, st.neighbours, static)
     for p in range(N):
         if static[p] != 0:
             out[p] = static[p]

@@ -18,12 +18,12 @@ belief head. Losses, per batch:
 ``loss = policy + w_c * confidence + w_v * value + w_o * ownership``. The policy loss
 never reaches the belief head's parameters (the belief enters the policy head detached).
 
-The gate (inference, `gate_moves`): when the confidence is below ``gate.threshold`` the
-policy's top move is suppressed and the move is re-chosen among the policy's next
-``gate.top_k - 1`` moves by ``log p(m) + gate.contested_weight * (1 - |b(m)|)``, b(m)
-being the belief map at m (pass: 0 bonus): the policy's preference, tilted toward
-points whose end-of-game owner the belief finds undecided. Above the threshold, or with
-``gate.enabled=false``, the move is the policy's top move.
+The gate (inference, `stonelab.models.gate.gate_moves`): when the confidence is below
+``gate.threshold`` the policy's top move is suppressed and the move is re-chosen among
+the policy's next ``gate.top_k - 1`` moves by ``log p(m) + gate.contested_weight * (1 -
+|b(m)|)``, b(m) being the belief map at m (pass: 0 bonus): the policy's preference,
+tilted toward points whose end-of-game owner the belief finds undecided. Above the
+threshold, or with ``gate.enabled=false``, the move is the policy's top move.
 
 Metrics (val/test, torchmetrics, micro where move-prediction papers use micro): top1,
 top5, top10 (Acc@k, micro), f1_macro, belief_error = mean |sigmoid(c) - correct|,
@@ -48,39 +48,18 @@ from torchmetrics.classification import BinaryCalibrationError, MulticlassF1Scor
 from torchmetrics.functional.classification import multiclass_accuracy
 
 from stonelab.errors import ConfigError, check
-from stonelab.models.identity import CHECKPOINT_KEY, check_identity
+from stonelab.models import figures
+from stonelab.models.gate import DEFAULT_GATE, gate_output
+from stonelab.models.identity import CHECKPOINT_KEY, check_identity, net_target
 from stonelab.models.move_prediction import accuracy_metrics, check_net_input
+from stonelab.models.outputs import GoModelOutput
 
 DEFAULT_LOSS_WEIGHTS = {"confidence": 1.0, "value": 1.0, "ownership": 1.0}
-DEFAULT_GATE = {"enabled": True, "threshold": 0.2, "top_k": 5, "contested_weight": 1.0}
-
-
-def gate_moves(probs: torch.Tensor, confidence: torch.Tensor, belief: torch.Tensor, *, threshold: float,
-               top_k: int = 5, contested_weight: float = 1.0, enabled: bool = True
-               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(move [B], gated [B] bool, top move [B]) under the belief gate (see the module doc).
-
-    probs [B, N + 1] move probabilities (illegal moves already 0), confidence [B] in
-    [0, 1], belief [B, N] expected ownership in [-1, 1] from the side to move's view.
-    A position is gated when ``enabled`` and confidence < threshold and some other of
-    its top-k moves has probability > 0; a gated position never plays its top move.
-    """
-    k = min(int(top_k), probs.shape[1])
-    p, idx = probs.topk(k, dim=1)
-    top = idx[:, 0]
-    contested = torch.cat([1.0 - belief.abs(), belief.new_zeros(belief.shape[0], 1)], dim=1)
-    score = torch.log(p.clamp_min(1e-30)) + contested_weight * contested.gather(1, idx)
-    score = score.masked_fill(p <= 0, -torch.inf)
-    score[:, 0] = -torch.inf  # the overconfident top move is suppressed
-    best = score.argmax(dim=1, keepdim=True)
-    has_alternative = torch.isfinite(score.gather(1, best).squeeze(1))
-    gated = (confidence < threshold) & has_alternative & bool(enabled)
-    move = torch.where(gated, idx.gather(1, best).squeeze(1), top)
-    return move, gated, top
 
 
 class BeliefViTModule(L.LightningModule):
-    """``net(planes float [B, C, n, n], to_play [B]) -> dict(policy, confidence, value, ownership)``."""
+    """``net(planes float [B, C, n, n], to_play [B]) -> GoModelOutput`` with every head:
+    policy_logits, confidence_logit, value_logit, ownership_logits."""
 
     MODEL_NAME = "belief_vit"
     DATA = "kgs"  # learns from expert games (the data config it needs)
@@ -145,8 +124,6 @@ class BeliefViTModule(L.LightningModule):
         return {"model": self.MODEL_NAME, "game": "go", "board_size": self.game.n, "encoder": self.encoder}
 
     def on_save_checkpoint(self, checkpoint: dict) -> None:
-        from stonelab.models.inference import net_target
-
         checkpoint[CHECKPOINT_KEY] = {"identity": self.identity(), "net_target": net_target(self.net),
                                       "net_config": dict(getattr(self.net, "config", {})),
                                       "gate": dict(self.gate), "history": self.history}
@@ -158,55 +135,55 @@ class BeliefViTModule(L.LightningModule):
             self.history = {"train": list(history.get("train", [])), "val": list(history.get("val", []))}
 
     # -- the model
-    def forward(self, planes: torch.Tensor, to_play: torch.Tensor, history: torch.Tensor | None = None) -> dict:
+    def forward(self, planes: torch.Tensor, to_play: torch.Tensor,
+                history: torch.Tensor | None = None) -> GoModelOutput:
         return self.net(planes.float(), to_play, history)
 
     @torch.no_grad()
     def gated_moves(self, planes: torch.Tensor, to_play: torch.Tensor, legal: torch.Tensor | None = None,
                     history: torch.Tensor | None = None, **gate) -> dict:
-        """The gated move per position (see `gate_moves`); ``gate`` overrides model.gate's keys.
+        """The gated move per position (`stonelab.models.gate`); ``gate`` overrides model.gate's keys.
 
         legal: optional bool [B, n*n + 1] (illegal moves get probability 0). Returns a
         dict of move, gated, top (the policy's top move), confidence, probs, belief, value.
         """
         settings = {**self.gate, **gate}
         out = self(planes, to_play, history)
-        logits = out["policy"].float()
+        logits = out.policy_logits.float()
         if legal is not None:
             logits = logits.masked_fill(~legal.to(logits.device), -torch.inf)
         probs = torch.softmax(logits, dim=1)
-        confidence = torch.sigmoid(out["confidence"].float())
-        belief = torch.tanh(out["ownership"].float() / 2).flatten(1)
-        move, gated, top = gate_moves(probs, confidence, belief, **settings)
-        return {"move": move, "gated": gated, "top": top, "confidence": confidence, "probs": probs,
-                "belief": belief.view(-1, self.game.n, self.game.n), "value": torch.tanh(out["value"].float() / 2)}
+        move, gated, top = gate_output(probs, out, **settings)
+        return {"move": move, "gated": gated, "top": top, "confidence": out.confidence, "probs": probs,
+                "belief": out.belief_map, "value": out.value}
 
-    def _losses(self, batch: dict) -> tuple[dict, dict, dict]:
+    def _losses(self, batch: dict) -> tuple[dict, GoModelOutput, dict]:
         """(losses, net outputs, extras: correct, known, decided, own) of one batch."""
         memory = getattr(self.net, "memory", 0)
         if memory and batch.get("history") is None:
             raise ConfigError(f"model.net.memory={memory} reads past positions, but the batches have none: "
                               f"set data.history={memory}")
         out = self(batch["planes"], batch["to_play"], batch.get("history"))
-        logits, target = out["policy"], batch["target"]
+        logits, target = out.policy_logits, batch["target"]
         with torch.no_grad():  # the confidence target: the detached policy's correctness
             correct = (logits.detach().argmax(dim=1) == target).float()
         losses = {"policy_loss": F.cross_entropy(logits, target),
-                  "confidence_loss": F.binary_cross_entropy_with_logits(out["confidence"], correct)}
-        value = batch["value"].to(out["value"].dtype)
+                  "confidence_loss": F.binary_cross_entropy_with_logits(out.confidence_logit, correct)}
+        value_logit, ownership_logits = out.value_logit, out.ownership_logits
+        value = batch["value"].to(value_logit.dtype)
         known = value != 0
-        losses["value_loss"] = (F.binary_cross_entropy_with_logits(out["value"][known], (value[known] + 1) / 2)
-                                if known.any() else out["value"].sum() * 0.0)
+        losses["value_loss"] = (F.binary_cross_entropy_with_logits(value_logit[known], (value[known] + 1) / 2)
+                                if known.any() else value_logit.sum() * 0.0)
         own = batch.get("ownership")
         decided = None
         if own is not None:
-            own = own.to(out["ownership"].dtype)
+            own = own.to(ownership_logits.dtype)
             decided = own != 0
         if decided is not None and decided.any():
-            losses["ownership_loss"] = F.binary_cross_entropy_with_logits(out["ownership"][decided],
+            losses["ownership_loss"] = F.binary_cross_entropy_with_logits(ownership_logits[decided],
                                                                           (own[decided] + 1) / 2)
         else:
-            losses["ownership_loss"] = out["ownership"].sum() * 0.0
+            losses["ownership_loss"] = ownership_logits.sum() * 0.0
         losses["loss"] = (losses["policy_loss"] + self.loss_weights["confidence"] * losses["confidence_loss"]
                           + self.loss_weights["value"] * losses["value_loss"]
                           + self.loss_weights["ownership"] * losses["ownership_loss"])
@@ -216,8 +193,8 @@ class BeliefViTModule(L.LightningModule):
     def training_step(self, batch: dict, batch_idx: int) -> torch.Tensor:
         losses, out, extras = self._losses(batch)
         with torch.no_grad():
-            logits, target = out["policy"].detach(), batch["target"]
-            conf = torch.sigmoid(out["confidence"].detach())
+            logits, target = out.policy_logits.detach(), batch["target"]
+            conf = torch.sigmoid(out.confidence_logit.detach())
             belief_error = (conf - extras["correct"]).abs().mean()
             top1 = extras["correct"].mean()
             top5 = multiclass_accuracy(logits, target, num_classes=self.num_actions, top_k=5, average="micro")
@@ -234,10 +211,11 @@ class BeliefViTModule(L.LightningModule):
 
     def _eval_step(self, batch: dict, split: str) -> None:
         losses, out, extras = self._losses(batch)
+        out = out.apply(torch.Tensor.detach)
         m = self.metrics[split]
-        logits, target, correct = out["policy"].detach().float(), batch["target"], extras["correct"]
+        logits, target, correct = out.policy_logits.float(), batch["target"], extras["correct"]
         probs = torch.softmax(logits, dim=1)
-        conf = torch.sigmoid(out["confidence"].detach().float())
+        conf = out.confidence
         size = len(target)
         for k, v in losses.items():
             m[k].update(v.detach(), weight=size)
@@ -250,14 +228,12 @@ class BeliefViTModule(L.LightningModule):
         m["brier"].update((conf - correct) ** 2)
         known = extras["known"]
         if known.any():
-            value = torch.tanh(out["value"].detach().float() / 2)
-            m["value_acc"].update((torch.sign(value[known]) == batch["value"][known].sign()).float())
+            m["value_acc"].update((torch.sign(out.value[known]) == batch["value"][known].sign()).float())
         if extras["decided"] is not None and extras["decided"].any():
             d = extras["decided"]
-            own_pred = torch.sign(out["ownership"].detach()[d])
+            own_pred = torch.sign(out.ownership_logits[d])
             m["ownership_acc"].update((own_pred == extras["own"][d].sign()).float())
-        belief = torch.tanh(out["ownership"].detach().float() / 2).flatten(1)
-        move, gated, _ = gate_moves(probs, conf, belief, **self.gate)
+        move, gated, _ = gate_output(probs, out, **self.gate)
         gated_correct = (move == target).float()
         m["gate_rate"].update(gated.float())
         m["gate_top1"].update(gated_correct)
@@ -288,13 +264,11 @@ class BeliefViTModule(L.LightningModule):
                      "gate_top1"):
             if m[name].update_called:
                 values[f"{split}/{name}"] = m[name].compute()
-        from stonelab.models.figures import aurc
-
         arrays = {k: m[f"cat_{k}"].compute().float().cpu().numpy().reshape(-1)
                   for k in ("confidence", "softmax", "correct", "gated_correct")}
-        values[f"{split}/aurc"] = torch.tensor(aurc(arrays["correct"], arrays["confidence"]))
-        values[f"{split}/aurc_softmax"] = torch.tensor(aurc(arrays["correct"], arrays["softmax"]))
-        values[f"{split}/aurc_gated"] = torch.tensor(aurc(arrays["gated_correct"], arrays["confidence"]))
+        values[f"{split}/aurc"] = torch.tensor(figures.aurc(arrays["correct"], arrays["confidence"]))
+        values[f"{split}/aurc_softmax"] = torch.tensor(figures.aurc(arrays["correct"], arrays["softmax"]))
+        values[f"{split}/aurc_gated"] = torch.tensor(figures.aurc(arrays["gated_correct"], arrays["confidence"]))
         for metric in m.values():
             metric.reset()
         return values, arrays
@@ -334,8 +308,6 @@ class BeliefViTModule(L.LightningModule):
     def _draw_training_figure(self) -> None:
         if not self.figures_dir or not self.trainer.is_global_zero:
             return
-        from stonelab.models import figures
-
         fig = figures.belief_error_vs_accuracy(self.history["train"], self.history["val"])
         path = figures.save(fig, Path(self.figures_dir) / "belief_error_vs_accuracy.png")
         figures.log_figure(self._loggers(), "figures/belief_error_vs_accuracy", fig, path, self.global_step)
@@ -343,8 +315,6 @@ class BeliefViTModule(L.LightningModule):
             json.dump(self.history, f, indent=1)
 
     def _draw_test_figures(self, values: dict, arrays: dict) -> None:
-        from stonelab.models import figures
-
         folder = Path(self.figures_dir)
         curves = {}
         for label, correct, score in (("belief confidence", arrays["correct"], arrays["confidence"]),
@@ -372,8 +342,6 @@ class BeliefViTModule(L.LightningModule):
     def position_figure(self, planes: torch.Tensor, to_play: int, *, legal: torch.Tensor | None = None,
                         played: int | None = None, title: str = ""):
         """Seed Fig. 7 for one position (planes [1, C, n, n] of the simple4 encoder)."""
-        from stonelab.models import figures
-
         was_training = self.training
         self.eval()
         device = next(self.parameters()).device

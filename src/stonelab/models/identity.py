@@ -9,10 +9,16 @@ import warnings
 import zipfile
 
 import torch
+from torch import nn
 
 from stonelab.errors import StonelabError
 
 CHECKPOINT_KEY = "stonelab"
+
+
+def net_target(net: nn.Module) -> str:
+    """The import path of ``net``'s class, saved in a checkpoint so that it can be rebuilt."""
+    return f"{type(net).__module__}.{type(net).__qualname__}"
 
 
 class CheckpointMismatchError(StonelabError):

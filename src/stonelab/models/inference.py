@@ -21,10 +21,8 @@ from stonelab.features.maddison import encode_maddison_into, maddison_scratch
 from stonelab.features.simple4 import encode_simple4_into
 from stonelab.games.go import GoRules, GoState
 from stonelab.games.go_ownership import own_eyes
-
-
-def net_target(net: nn.Module) -> str:
-    return f"{type(net).__module__}.{type(net).__qualname__}"
+from stonelab.models.gate import gate_output
+from stonelab.models.outputs import GoModelOutput
 
 
 def encode_states(states: Sequence[GoState], encoder: str, ranks: Sequence[int] | None = None) -> np.ndarray:
@@ -64,8 +62,9 @@ class MovePredictor:
 
     @torch.inference_mode()
     def outputs(self, states: Sequence[GoState], ranks: Sequence[int] | None = None,
-                histories: Sequence[Sequence[GoState]] | None = None):
-        """The net's raw output: policy logits [B, n*n] or [B, n*n + 1], or belief_vit's dict.
+                histories: Sequence[Sequence[GoState]] | None = None) -> GoModelOutput:
+        """The net's raw output (policy logits [B, n*n] or [B, n*n + 1], and the belief
+        head's logits for a belief_vit).
 
         histories: for a net with a memory (belief_vit, model.net.memory > 0), the
         positions before each state, oldest first (the last ``memory`` are read; fewer
@@ -85,15 +84,14 @@ class MovePredictor:
 
     def logits(self, states: Sequence[GoState], ranks: Sequence[int] | None = None) -> torch.Tensor:
         """Raw policy logits [B, n*n] or [B, n*n + 1] (nets with a pass output)."""
-        out = self.outputs(states, ranks)
-        return out["policy"] if isinstance(out, dict) else out
+        return self.outputs(states, ranks).policy_logits
 
     def _masked_probabilities(self, logits: torch.Tensor, states: Sequence[GoState],
                               avoid_own_eyes: bool = False) -> torch.Tensor:
         logits = logits.float().cpu()
         legal = torch.from_numpy(np.stack([s.legal_mask() for s in states]))
         if avoid_own_eyes:
-            eyes = np.stack([own_eyes(s.board, s.arrays[-1], s.to_play) for s in states])
+            eyes = np.stack([own_eyes(s.board, s.arrays.neighbours, s.to_play) for s in states])
             legal[:, :-1] &= torch.from_numpy(~eyes)
         if logits.shape[1] == self.rules.num_actions - 1:
             # No pass output: pass is the move only when no board move is legal.
@@ -113,19 +111,14 @@ class MovePredictor:
                    histories: Sequence[Sequence[GoState]] | None = None) -> np.ndarray:
         """The move each state gets without search, int [B]: the most probable legal move,
         or, for a belief_vit whose gate is on, the gated move (a top move the belief
-        distrusts is replaced, `stonelab.models.belief_vit.gate_moves`). ``histories``: see `outputs`.
+        distrusts is replaced, `stonelab.models.gate.gate_moves`). ``histories``: see `outputs`.
 
         Moves that fill one's own single-point eye are never played (the usual rule of
         search-free bots): a net without a pass output would otherwise fill its eyes
         and die instead of passing at the end of the game; with them gone it passes."""
         out = self.outputs(states, ranks, histories)
-        probs = self._masked_probabilities(out["policy"] if isinstance(out, dict) else out, states,
-                                           avoid_own_eyes=True)
-        if not (isinstance(out, dict) and self.gate and self.gate.get("enabled")):
+        probs = self._masked_probabilities(out.policy_logits, states, avoid_own_eyes=True)
+        if not (out.has_belief and self.gate and self.gate.get("enabled")):
             return probs.argmax(dim=1).numpy()
-        from stonelab.models.belief_vit import gate_moves
-
-        confidence = torch.sigmoid(out["confidence"].float().cpu())
-        belief = torch.tanh(out["ownership"].float().cpu() / 2).flatten(1)
-        move, _, _ = gate_moves(probs, confidence, belief, **self.gate)
+        move, _, _ = gate_output(probs, out.apply(torch.Tensor.cpu), **self.gate)
         return move.numpy()

@@ -17,7 +17,8 @@ from torchmetrics.classification import MulticlassAccuracy
 
 from stonelab.errors import ConfigError, check
 from stonelab.features import ENCODERS
-from stonelab.models.identity import CHECKPOINT_KEY, check_identity
+from stonelab.models.identity import CHECKPOINT_KEY, check_identity, net_target
+from stonelab.models.outputs import GoModelOutput
 
 TOP_K = (1, 5, 10)
 
@@ -42,7 +43,8 @@ def check_net_input(net: nn.Module, encoder: str, game=None) -> None:
 
 
 class MovePredictionModule(L.LightningModule):
-    """``net(planes float [B, C, n, n], to_play [B]) -> logits [B, n*n (+1 with pass)]``."""
+    """``net(planes float [B, C, n, n], to_play [B]) -> GoModelOutput`` whose policy_logits
+    [B, n*n (+1 with pass)] are trained; any other head of the net is left alone."""
 
     MODEL_NAME = "maddison_cnn"
     DATA = "kgs"  # learns from expert games (the data config it needs)
@@ -77,8 +79,6 @@ class MovePredictionModule(L.LightningModule):
         return {"model": self.MODEL_NAME, "game": "go", "board_size": self.game.n, "encoder": self.encoder}
 
     def on_save_checkpoint(self, checkpoint: dict) -> None:
-        from stonelab.models.inference import net_target
-
         checkpoint[CHECKPOINT_KEY] = {"identity": self.identity(), "net_target": net_target(self.net),
                                       "net_config": dict(getattr(self.net, "config", {}))}
 
@@ -86,11 +86,11 @@ class MovePredictionModule(L.LightningModule):
         check_identity(checkpoint, self.identity(), source="checkpoint")
 
     # -- the model
-    def forward(self, planes: torch.Tensor, to_play: torch.Tensor) -> torch.Tensor:
+    def forward(self, planes: torch.Tensor, to_play: torch.Tensor) -> GoModelOutput:
         return self.net(planes.float(), to_play)
 
     def _step(self, batch: dict, split: str) -> torch.Tensor:
-        logits = self(batch["planes"], batch["to_play"])
+        logits = self(batch["planes"], batch["to_play"]).policy_logits
         target = batch["target"]
         valid = target < self.num_classes
         # A batch of passes only has no move to learn: a zero loss keeps the graph whole.

@@ -9,7 +9,7 @@ compared on exactly the same positions and by exactly the same code:
 - aurc_softmax: area under the risk-coverage curve when positions are answered
   in order of that max softmax (lower is better; `stonelab.models.figures.aurc`);
 - for a net with a belief head (belief_vit): ece and aurc of its confidence
-  output, and the gate (`stonelab.models.belief_vit.gate_moves` with the gate
+  output, and the gate (`stonelab.models.gate.gate_moves` with the gate
   settings saved in the checkpoint): gate_rate (fraction of positions whose top
   move is suppressed), gate_top1 (accuracy of the gated moves) and aurc_gated.
 
@@ -23,7 +23,10 @@ import numpy as np
 import torch
 from torchmetrics.classification import BinaryCalibrationError
 
+from stonelab.models.figures import aurc
+from stonelab.models.gate import gate_output
 from stonelab.models.move_prediction import accuracy_metrics
+from stonelab.models.outputs import GoModelOutput
 
 CALIBRATION_BINS = 15
 
@@ -39,9 +42,9 @@ class PredictionScores:
                                                                     "gated", "gated_correct")}
         self.passes_not_scored = 0
 
-    def update(self, out, target: torch.Tensor) -> None:
-        """``out``: the net's output (logits, or belief_vit's dict); ``target`` [B] action ids."""
-        logits = (out["policy"] if isinstance(out, dict) else out).float().cpu()
+    def update(self, out: GoModelOutput, target: torch.Tensor) -> None:
+        """``out``: the net's output; ``target`` [B] action ids."""
+        logits = out.policy_logits.float().cpu()
         keep = target < self.num_points
         self.passes_not_scored += int((~keep).sum())
         if not keep.any():
@@ -55,16 +58,14 @@ class PredictionScores:
         correct = (top == target)
         self.ece["softmax"].update(top_prob, correct.long())
         self._append(correct=correct, softmax=top_prob)
-        if isinstance(out, dict) and "confidence" in out:
-            self._update_belief(out, keep, probs, target, correct)
+        if out.has_belief:
+            self._update_belief(out.apply(lambda t: t.cpu()[keep]), probs, target, correct)
 
-    def _update_belief(self, out: dict, keep, probs, target, correct) -> None:
-        from stonelab.models.belief_vit import gate_moves
-
-        confidence = torch.sigmoid(out["confidence"].float().cpu()[keep])
+    def _update_belief(self, out: GoModelOutput, probs, target, correct) -> None:
+        """``out``: the belief net's output on the scored positions only."""
+        confidence = out.confidence
         self.ece["confidence"].update(confidence, correct.long())
-        belief = torch.tanh(out["ownership"].float().cpu()[keep] / 2).flatten(1)
-        move, gated, _ = gate_moves(probs, confidence, belief, **self.gate)
+        move, gated, _ = gate_output(probs, out, **self.gate)
         self._append(confidence=confidence, gated=gated, gated_correct=(move == target))
 
     def _append(self, **columns: torch.Tensor) -> None:
@@ -72,8 +73,6 @@ class PredictionScores:
             self.columns[name].append(values.float().numpy())
 
     def compute(self) -> dict:
-        from stonelab.models.figures import aurc
-
         if not self.columns["correct"]:
             return {}
         col = {k: np.concatenate(v) for k, v in self.columns.items() if v}

@@ -35,6 +35,7 @@ import torch
 from torch import nn
 
 from stonelab.errors import check
+from stonelab.models.outputs import GoModelOutput
 
 ADVICE_CHANNELS = 3  # belief-map value at the token, confidence, value
 
@@ -71,8 +72,8 @@ class Fixed2DPositionalEncoding(nn.Module):
 
 
 class BeliefViT(nn.Module):
-    """planes [B, C, n, n] float -> dict(policy [B, n*n + 1] logits, confidence [B] logit,
-    value [B] logit, ownership [B, n, n] logits). The pass action is last."""
+    """planes [B, C, n, n] float -> `GoModelOutput`: policy_logits [B, n*n + 1] (the pass
+    action last), confidence_logit [B], value_logit [B], ownership_logits [B, n, n]."""
 
     def __init__(self, in_planes: int = 4, board_size: int = 19, *, embed_dim: int = 128, heads: int = 4,
                  layers: int = 4, ff_dim: int = 512, dropout: float = 0.0, belief_hidden: int = 256,
@@ -158,7 +159,7 @@ class BeliefViT(nn.Module):
         return out[:, :self.num_points], out[:, self.num_points]
 
     def forward(self, planes: torch.Tensor, to_play: torch.Tensor | None = None,
-                history: torch.Tensor | None = None) -> dict:
+                history: torch.Tensor | None = None) -> GoModelOutput:
         tokens, pass_tok = self.trunk(planes.float(), history)
         h = self.belief["mlp"](tokens.mean(dim=1))
         confidence = self.belief["confidence"](h).squeeze(1)
@@ -176,5 +177,5 @@ class BeliefViT(nn.Module):
             seq = torch.cat([seq, torch.stack([own, conf, val], dim=2)], dim=2)
         policy = self.policy(seq.transpose(1, 2)).squeeze(1)  # [B, N + 1]
         n = self.board_size
-        return {"policy": policy, "confidence": confidence, "value": value,
-                "ownership": ownership.view(-1, n, n)}
+        return GoModelOutput(policy_logits=policy, value_logit=value, confidence_logit=confidence,
+                             ownership_logits=ownership.view(-1, n, n))

@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from stonelab.errors import check
+from stonelab.models.outputs import GoModelOutput
 
 
 def symmetrize(x: torch.Tensor) -> torch.Tensor:
@@ -29,7 +30,8 @@ def symmetrize(x: torch.Tensor) -> torch.Tensor:
 
 
 class MaddisonNet(nn.Module):
-    """planes [B, C, n, n] float, to_play [B] (+1 black, -1 white) -> logits [B, n*n]."""
+    """planes [B, C, n, n] float, to_play [B] (+1 black, -1 white) -> `GoModelOutput` with
+    policy_logits [B, n*n] only (no pass output, no value, no belief)."""
 
     def __init__(self, in_planes: int = 36, board_size: int = 19, *, depth: int = 12,
                  filters: int = 128, symmetric: bool = False, init_range: float = 0.05):
@@ -58,7 +60,7 @@ class MaddisonNet(nn.Module):
     def _param(self, p: torch.Tensor) -> torch.Tensor:
         return symmetrize(p) if self.symmetric else p
 
-    def forward(self, planes: torch.Tensor, to_play: torch.Tensor) -> torch.Tensor:
+    def forward(self, planes: torch.Tensor, to_play: torch.Tensor) -> GoModelOutput:
         x = planes
         last = len(self.kernels) - 1
         for i, (w, b) in enumerate(zip(self.kernels, self.biases, strict=True)):
@@ -67,4 +69,4 @@ class MaddisonNet(nn.Module):
             if i < last:
                 x = F.relu(x)
         head = (to_play < 0).long()  # channel 0: black to move, 1: white
-        return x.flatten(2)[torch.arange(x.shape[0], device=x.device), head]
+        return GoModelOutput(policy_logits=x.flatten(2)[torch.arange(x.shape[0], device=x.device), head])
