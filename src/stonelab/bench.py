@@ -56,7 +56,7 @@ def _timed(fn, min_seconds: float) -> tuple[int, float]:
 
 
 def bench_pure(rules, playouts: int, seconds: float) -> dict:
-    from stonelab.search.pure_mcts import pure_mcts_visits
+    from stonelab.games.gomoku_search import pure_mcts_visits
 
     out = {}
     for label, stones in (("empty", 0), ("16_stones", 16)):
@@ -132,7 +132,7 @@ def suite_mcts(args) -> dict:
 
 def pruning_variants():
     """Seed 000's Figure 3 variants plus its future work, by name."""
-    from stonelab.search.pruning import PruningConfig
+    from stonelab.games.gomoku_candidates import PruningConfig
 
     return {
         "none": PruningConfig(),

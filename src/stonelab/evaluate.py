@@ -13,6 +13,7 @@ from omegaconf import DictConfig
 from stonelab.arena.players import NeuralMCTSPlayer, PureMCTSPlayer, play_match
 from stonelab.errors import ConfigError, check
 from stonelab.games.gomoku import GomokuRules
+from stonelab.games.gomoku_candidates import PruningConfig
 from stonelab.models.alphazero import (
     CHECKPOINT_KEY,
     CheckpointMismatchError,
@@ -22,7 +23,6 @@ from stonelab.models.alphazero import (
     net_from_checkpoint,
 )
 from stonelab.search.mcts import MCTSConfig
-from stonelab.search.pruning import PruningConfig
 from stonelab.utils.device import resolve_device
 
 

@@ -28,10 +28,10 @@ def gtp_engine(cfg: DictConfig):
 def gomocup_engine(cfg: DictConfig):
     from stonelab.arena.players import NeuralMCTSPlayer
     from stonelab.evaluate import game_of_checkpoint
+    from stonelab.games.gomoku_candidates import PruningConfig
     from stonelab.models.alphazero import load_checkpoint_file, net_evaluator, net_from_checkpoint
     from stonelab.protocols.gomocup import GomocupEngine, search_chooser
     from stonelab.search.mcts import MCTSConfig
-    from stonelab.search.pruning import PruningConfig
 
     checkpoint = load_checkpoint_file(cfg.ckpt_path)
     game = game_of_checkpoint(checkpoint, cfg.ckpt_path)
