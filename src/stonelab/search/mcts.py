@@ -63,8 +63,9 @@ class BatchedMCTS:
 
     Positions start at the game's start position; `play` advances a game
     (reusing its subtree), `search` runs ``config.playouts`` simulations in the
-    chosen games and returns root visit counts ``[G, A]``. ``rules`` is any
-    rules object with ``search_game(pruning)``; ``pruning`` is the game's
+    chosen games and returns root visit counts ``[G, A]``. ``rules`` is a
+    `stonelab.search.game.SearchGame`, or a rules object with
+    ``search_game(pruning)`` (`GomokuRules`); ``pruning`` is the game's
     candidate restriction (Gomoku: `stonelab.games.gomoku_candidates.PruningConfig`).
     """
 
@@ -73,7 +74,12 @@ class BatchedMCTS:
         self.rules = rules
         self.config = config
         self.num_games = num_games
-        self.game = rules.search_game(pruning)
+        if hasattr(rules, "spec"):  # already a SearchGame
+            if pruning is not None:
+                raise SearchConfigError("give pruning to the SearchGame, not to BatchedMCTS")
+            self.game = rules
+        else:
+            self.game = rules.search_game(pruning)
         self.pruning = getattr(self.game, "pruning", None)
         # [expansions, candidate moves, legal moves] summed over expansions
         self.candidate_stats = np.zeros(3, dtype=np.int64)
