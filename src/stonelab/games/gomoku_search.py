@@ -41,7 +41,11 @@ from stonelab.search.pure_mcts import pure_mcts_search
 assert (ONGOING, MOVER_WINS, DRAW) == (search_game.ONGOING, search_game.MOVER_WINS, search_game.DRAW)
 
 GomokuGame = namedtuple("GomokuGame", ["n", "k", "pruning"])
-GomokuGame.__doc__ = "Board side ``n``, line length ``k``, ``pruning`` int64 [NUM_PARAMS] (`PruningConfig.params`)."
+GomokuGame.__doc__ = """Board side ``n``, line length ``k``, ``pruning``: `PruningConfig.params` as a tuple of ints.
+
+A tuple, not an array: the spec is passed to every kernel call, and a spec of
+scalars only costs no reference counting (pure MCTS ran ~10% faster so).
+"""
 GomokuPosition = namedtuple("GomokuPosition", ["board", "info"])
 GomokuPosition.__doc__ = "board int8 [..., n*n], info int32 [..., 3] (TO_PLAY, LAST_MOVE, NUM_STONES)."
 
@@ -75,12 +79,12 @@ def random_rollout(board, n, k, to_play, stones):
 # --- the search kernels --------------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _position_at(game, positions, i):
     return GomokuPosition(positions.board[i], positions.info[i])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _copy_position(game, src, dst):
     dst.board[:] = src.board
     dst.info[:] = src.info
@@ -91,7 +95,7 @@ def _clone_position(game, pos):
     return GomokuPosition(pos.board.copy(), pos.info.copy())
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _play(game, pos, move):
     info = pos.info
     pos.board[move] = info[TO_PLAY]
@@ -100,7 +104,7 @@ def _play(game, pos, move):
     info[NUM_STONES] += 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _outcome(game, pos):
     last = pos.info[LAST_MOVE]
     if last < 0:
@@ -108,12 +112,12 @@ def _outcome(game, pos):
     return outcome_after(pos.board, game.n, game.k, last, pos.info[NUM_STONES])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _to_play(game, pos):
     return pos.info[TO_PLAY]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _num_actions(game):
     return game.n * game.n
 
@@ -173,7 +177,7 @@ class GomokuSearch:
         self.rules = rules
         self.pruning = pruning or C.PruningConfig()
         self.pruning.validate_for_board(rules.n)
-        self.spec = GomokuGame(rules.n, rules.k, self.pruning.params())
+        self.spec = GomokuGame(rules.n, rules.k, tuple(int(p) for p in self.pruning.params()))
         self.num_actions = rules.num_actions
         self.board_size = rules.n
 
@@ -204,7 +208,7 @@ class GomokuSearch:
 
 def pure_mcts_visits(board, n, k, to_play, last_move, stones, playouts, c_puct, seed) -> np.ndarray:
     """Visit counts ``[A]`` of a fresh pure-MCTS search from the given position."""
-    game = GomokuGame(int(n), int(k), np.zeros(C.NUM_PARAMS, dtype=np.int64))
+    game = GomokuGame(int(n), int(k), (0,) * C.NUM_PARAMS)
     root = GomokuPosition(np.ascontiguousarray(board, dtype=np.int8).copy(),
                           np.array([to_play, last_move, stones], dtype=np.int32))
     return pure_mcts_search(game, root, int(playouts), float(c_puct), int(seed))

@@ -74,7 +74,7 @@ def seed_numba(seed):
     np.random.seed(seed)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def terminal_value(outcome):
     """Value for the player to move at a node whose last move had ``outcome``."""
     if outcome == MOVER_WINS:
@@ -84,7 +84,7 @@ def terminal_value(outcome):
     return 0.0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def new_node(tree, g, outcome):
     idx = tree.num_nodes[g]
     tree.num_nodes[g] = idx + 1
@@ -103,7 +103,7 @@ def reset_tree(tree, g, root_outcome):
     tree.root[g] = new_node(tree, g, root_outcome)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def select_edge(tree, g, node, c_puct, virtual_loss):
     """PUCT: argmax Q + c_puct * P * sqrt(sum N) / (1 + N), pending visits as losses."""
     start = tree.first_edge[g, node]
@@ -131,7 +131,7 @@ def select_edge(tree, g, node, c_puct, virtual_loss):
     return best
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def descend(tree, game, root, g, c_puct, virtual_loss, pos, path):
     """Walk from the root to a leaf, adding a pending visit on every edge.
 
@@ -155,7 +155,7 @@ def descend(tree, game, root, g, c_puct, virtual_loss, pos, path):
     return node, depth
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def backup(tree, g, path, depth, leaf_value):
     """Add one visit along ``path``, removing its pending visit; flip sign each ply."""
     v = -leaf_value  # the last edge was chosen by the leaf's opponent
@@ -173,7 +173,7 @@ def revert_pending(tree, g, path, depth):
         tree.vloss[g, path[d]] -= 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def expand(tree, g, node, candidates, priors):
     """Create one edge per candidate move, priors renormalised over them."""
     start = tree.num_edges[g]
