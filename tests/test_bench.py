@@ -32,3 +32,18 @@ def test_pruning_suite_reports_every_variant(capsys):
         assert out[f"{name}_playouts_per_s"] > 0
         assert 0.0 <= out[f"{name}_candidate_reduction"] < 1.0
     assert out["local4_threat_candidate_reduction"] > out["local6_threat_candidate_reduction"] > 0
+
+
+def test_mcts_suite_runs_go(capsys):
+    code = bench.main(["mcts", "--json", "--game", "go_9", "--games", "1", "--parallel", "1", "--playouts", "2",
+                       "--pure-playouts", "20", "--seconds", "0.05", "--threads", "1"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["game"] == "go_9x9"
+    for key in ["pure_playouts_per_s", "neural_playouts_per_s", "forward_states_per_s"]:
+        assert out[key] > 0, key
+
+
+def test_unknown_game_is_a_clear_error(capsys):
+    assert bench.main(["mcts", "--game", "chess"]) == 2
+    assert "--game 'chess'" in capsys.readouterr().err

@@ -5,7 +5,10 @@ Suites:
            self-play, the forward ceiling of the same net at the same batch size,
            and self-play games/hour (8x8 connect-5, 400 playouts by default), all
            in steady state: `--parallel` slots whose games carry over, timed
-           while `--games` games finish.
+           while `--games` games finish. `--game go_9` runs the same search
+           kernels on 9x9 Go (pure MCTS with random playouts, and an untrained
+           PolicyValueNet with n*n+1 outputs; smaller defaults: 64 playouts,
+           8 games, 8 parallel).
   kgs      positions/s of SGF parse + replay and of each Go feature encoder
            (one thread, features of every position of every game), and the
            game cache's bytes per position.
@@ -56,7 +59,7 @@ def _timed(fn, min_seconds: float) -> tuple[int, float]:
 
 
 def bench_pure(rules, playouts: int, seconds: float) -> dict:
-    from stonelab.search.pure_mcts import pure_mcts_visits
+    from stonelab.games.gomoku_search import pure_mcts_visits
 
     out = {}
     for label, stones in (("empty", 0), ("16_stones", 16)):
@@ -71,10 +74,28 @@ def bench_pure(rules, playouts: int, seconds: float) -> dict:
     return out
 
 
+def bench_pure_go(search, playouts: int, seconds: float) -> dict:
+    """Pure-MCTS playouts/s on Go from the empty board and after 16 random legal moves."""
+    from stonelab.search.pure_mcts import pure_mcts_search
+
+    out = {}
+    rng = np.random.default_rng(7)
+    for label, stones in (("empty", 0), ("16_stones", 16)):
+        state = search.rules.new_state()
+        while state.move_number < stones:
+            state.play(int(rng.choice(np.flatnonzero(state.legal_mask()[:-1]))))
+        root = search.position(state)
+        pure_mcts_search(search.spec, root, 10, 5.0, 1)  # compile
+        calls, elapsed = _timed(lambda r=root: pure_mcts_search(search.spec, r, playouts, 5.0, 1), seconds)
+        out[f"pure_playouts_per_s_{label}"] = calls * playouts / elapsed
+    out["pure_playouts_per_s"] = min(out["pure_playouts_per_s_empty"], out["pure_playouts_per_s_16_stones"])
+    return out
+
+
 def bench_neural(rules, games: int, parallel: int, playouts: int, threads: int) -> dict:
+    """Steady-state self-play; ``rules`` is `GomokuRules` or a `SearchGame` (Go)."""
     import torch
 
-    from stonelab.games.gomoku import NUM_PLANES
     from stonelab.models.alphazero import net_evaluator
     from stonelab.models.nets.policy_value import PolicyValueNet
     from stonelab.search.mcts import MCTSConfig
@@ -82,7 +103,9 @@ def bench_neural(rules, games: int, parallel: int, playouts: int, threads: int) 
 
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    net = PolicyValueNet(rules.n)
+    game = rules if hasattr(rules, "spec") else rules.search_game()
+    n, num_planes = game.board_size, game.num_planes
+    net = PolicyValueNet(n) if game.num_actions == n * n else PolicyValueNet(n, num_actions=game.num_actions)
     evaluate = net_evaluator(net)
     forward_seconds = [0.0]
 
@@ -101,7 +124,7 @@ def bench_neural(rules, games: int, parallel: int, playouts: int, threads: int) 
     start = time.perf_counter()
     result = slots.play(timed_evaluate, games, rng)
     elapsed = time.perf_counter() - start
-    planes = np.random.default_rng(1).integers(0, 2, (parallel, NUM_PLANES, rules.n, rules.n)).astype(np.float32)
+    planes = np.random.default_rng(1).integers(0, 2, (parallel, num_planes, n, n)).astype(np.float32)
     calls, f_elapsed = _timed(lambda: evaluate(planes), 3.0)
     forward = calls * parallel / f_elapsed
     neural = result.simulations / elapsed
@@ -119,20 +142,41 @@ def bench_neural(rules, games: int, parallel: int, playouts: int, threads: int) 
 
 
 def suite_mcts(args) -> dict:
+    from stonelab.errors import ConfigError
     from stonelab.games.gomoku import GomokuRules
 
-    rules = GomokuRules(args.board_size, args.win_length)
-    out = {"game": rules.name, "playouts": args.playouts, "torch_threads": args.threads,
+    go = args.game.startswith("go_")
+    playouts = args.playouts or (64 if go else 400)
+    games = args.games or (8 if go else 192)
+    parallel = min(args.parallel or (8 if go else 64), games)
+    if go:
+        from stonelab.games.go import GoRules
+        from stonelab.games.go_search import GoSearch
+
+        try:
+            size = int(args.game[3:])
+        except ValueError:
+            raise ConfigError(f"--game {args.game!r}: use gomoku or go_N (e.g. go_9)") from None
+        rules = GoSearch(GoRules(size))
+        name = rules.rules.name
+    elif args.game == "gomoku":
+        rules = GomokuRules(args.board_size, args.win_length)
+        name = rules.name
+    else:
+        raise ConfigError(f"--game {args.game!r}: use gomoku or go_N (e.g. go_9)")
+    out = {"game": name, "playouts": playouts, "torch_threads": args.threads,
            "cpu_count": os.cpu_count()}
-    out.update(bench_pure(rules, args.pure_playouts, args.seconds))
-    parallel = min(args.parallel or args.games, args.games)
-    out.update(bench_neural(rules, args.games, parallel, args.playouts, args.threads))
+    if go:
+        out.update(bench_pure_go(rules, args.pure_playouts, args.seconds))
+    else:
+        out.update(bench_pure(rules, args.pure_playouts, args.seconds))
+    out.update(bench_neural(rules, games, parallel, playouts, args.threads))
     return out
 
 
 def pruning_variants():
     """Seed 000's Figure 3 variants plus its future work, by name."""
-    from stonelab.search.pruning import PruningConfig
+    from stonelab.games.gomoku_candidates import PruningConfig
 
     return {
         "none": PruningConfig(),
@@ -181,9 +225,10 @@ def suite_pruning(args) -> dict:
     torch.manual_seed(0)
     rules = GomokuRules(args.board_size, args.win_length)
     evaluate = net_evaluator(PolicyValueNet(rules.n))
-    positions = fixed_positions(rules, args.parallel)
-    config = MCTSConfig(playouts=args.playouts)
-    out = {"game": rules.name, "playouts": args.playouts, "positions": len(positions)}
+    playouts = args.playouts or 400
+    positions = fixed_positions(rules, args.parallel or 64)
+    config = MCTSConfig(playouts=playouts)
+    out = {"game": rules.name, "playouts": playouts, "positions": len(positions)}
     for name, pruning in pruning_variants().items():
         mcts = BatchedMCTS(rules, len(positions), config, pruning=pruning)
         for g, moves in enumerate(positions):
@@ -356,13 +401,17 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("suite", choices=sorted(SUITES))
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--game", default="gomoku", help="mcts: gomoku (--board-size, --win-length) or go_N")
     parser.add_argument("--board-size", type=int, default=8)
     parser.add_argument("--win-length", type=int, default=5)
-    parser.add_argument("--playouts", type=int, default=400, help="neural MCTS playouts per move")
+    parser.add_argument("--playouts", type=int, default=None,
+                        help="neural MCTS playouts per move (default 400; go: 64)")
     parser.add_argument("--pure-playouts", type=int, default=1000, help="pure MCTS playouts per move")
-    parser.add_argument("--games", type=int, default=192, help="self-play games (mcts); positions (pruning)")
-    parser.add_argument("--parallel", type=int, default=64,
-                        help="self-play games searched at once; finished slots start the next game")
+    parser.add_argument("--games", type=int, default=None,
+                        help="self-play games (mcts; default 192, go: 8); positions (pruning)")
+    parser.add_argument("--parallel", type=int, default=None,
+                        help="self-play games searched at once; finished slots start the next game "
+                             "(default 64, go: 8)")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch threads")
     parser.add_argument("--seconds", type=float, default=3.0, help="minimum time per pure-MCTS timing")
     parser.add_argument("--sources", nargs="+", default=["data/kgs"],

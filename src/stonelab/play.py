@@ -27,11 +27,11 @@ def gtp_engine(cfg: DictConfig):
 
 def gomocup_engine(cfg: DictConfig):
     from stonelab.arena.players import NeuralMCTSPlayer
+    from stonelab.games.gomoku_candidates import PruningConfig
     from stonelab.models import checkpoints
     from stonelab.models.alphazero import net_evaluator
     from stonelab.protocols.gomocup import GomocupEngine, search_chooser
     from stonelab.search.mcts import MCTSConfig
-    from stonelab.search.pruning import PruningConfig
 
     loaded = checkpoints.load(cfg.ckpt_path, game="gomoku")  # a Go checkpoint is refused by name
     game = loaded.game

@@ -17,6 +17,7 @@ from stonelab.games.gomoku import (
     outcome_after,
     would_win,
 )
+from stonelab.games.gomoku_search import NUM_STONES, TO_PLAY
 from stonelab.search import tree as T
 from stonelab.search.mcts import BatchedMCTS, MCTSConfig, SearchConfigError, visits_to_policy
 
@@ -99,40 +100,41 @@ def set_position(mcts: BatchedMCTS, g: int, rows: list[str], to_play: int = BLAC
     for i in range(len(blacks) + len(whites)):
         move = blacks[i // 2] if i % 2 == 0 else whites[i // 2]
         assert mcts.play(g, move) == ONGOING
-    assert mcts.root_info[g, T.TO_PLAY] == to_play
+    assert mcts.root_info[g, TO_PLAY] == to_play
     np.testing.assert_array_equal(mcts.root_board[g], board)
 
 
 def root_priors(mcts: BatchedMCTS, g: int) -> np.ndarray:
-    root = mcts.meta[g, T.ROOT]
-    start, count = mcts.nodes[g, root, T.EDGE_START], mcts.nodes[g, root, T.NUM_EDGES]
+    root = mcts.tree.root[g]
+    start, count = mcts.tree.first_edge[g, root], mcts.tree.num_children[g, root]
     assert count > 0
-    return mcts.edges_f[g, start:start + count, T.PRIOR].copy()
+    return mcts.tree.prior[g, start:start + count].copy()
 
 
 def current_visits(mcts: BatchedMCTS, g: int) -> np.ndarray:
     out = np.zeros(mcts.rules.num_actions, np.float32)
-    T.root_visits(mcts.nodes, mcts.edges_i, mcts.meta, g, out)
+    T.root_visits(mcts.tree, g, out)
     return out
 
 
 def check_tree(mcts: BatchedMCTS, g: int) -> int:
     """Walk game ``g``'s tree from its root checking structural invariants; returns its size."""
     n, k = mcts.rules.n, mcts.rules.k
-    nodes, ei, ef, meta = mcts.nodes[g], mcts.edges_i[g], mcts.edges_f[g], mcts.meta[g]
-    num_nodes, num_edges, root = int(meta[T.NUM_NODES]), int(meta[T.NUM_EDGES_USED]), int(meta[T.ROOT])
-    assert 0 <= root < num_nodes <= nodes.shape[0]
-    assert 0 <= num_edges <= ei.shape[0]
-    stones = int(mcts.root_info[g, T.NUM_STONES])
+    tree = mcts.tree
+    num_nodes, num_edges, root = int(tree.num_nodes[g]), int(tree.num_edges[g]), int(tree.root[g])
+    assert 0 <= root < num_nodes <= tree.outcome.shape[1]
+    assert 0 <= num_edges <= tree.move.shape[1]
+    stones = int(mcts.root_info[g, NUM_STONES])
     assert stones == np.count_nonzero(mcts.root_board[g])
-    stack = [(root, mcts.root_board[g].copy(), int(mcts.root_info[g, T.TO_PLAY]), stones, None)]
+    stack = [(root, mcts.root_board[g].copy(), int(mcts.root_info[g, TO_PLAY]), stones, None)]
     seen = set()
     while stack:
         node, board, to_play, count_stones, incoming = stack.pop()
         assert node not in seen
         seen.add(node)
         assert 0 <= node < num_nodes
-        start, count, outcome, pending = (int(x) for x in nodes[node])
+        start, count, outcome, pending = (int(field[g, node]) for field in
+                                          (tree.first_edge, tree.num_children, tree.outcome, tree.pending))
         assert pending == 0
         if outcome != ONGOING or count < 0:
             assert count < 0
@@ -140,25 +142,25 @@ def check_tree(mcts: BatchedMCTS, g: int) -> int:
                 assert incoming == 0, "an evaluated leaf was left unexpanded"
             continue
         assert 0 <= start and start + count <= num_edges
-        moves = ei[start:start + count, T.MOVE]
+        moves = tree.move[g, start:start + count]
         np.testing.assert_array_equal(np.sort(moves), np.flatnonzero(board == 0))
-        np.testing.assert_allclose(ef[start:start + count, T.PRIOR].sum(), 1.0, rtol=1e-4)
-        assert np.all(ei[start:start + count, T.VLOSS] == 0)
-        child_visits = int(ei[start:start + count, T.VISITS].sum())
+        np.testing.assert_allclose(tree.prior[g, start:start + count].sum(), 1.0, rtol=1e-4)
+        assert np.all(tree.vloss[g, start:start + count] == 0)
+        child_visits = int(tree.visits[g, start:start + count].sum())
         if incoming is not None:
             assert child_visits == incoming - 1
         for e in range(start, start + count):
-            move, visits, child = int(ei[e, T.MOVE]), int(ei[e, T.VISITS]), int(ei[e, T.CHILD])
-            assert abs(ef[e, T.VALUE_SUM]) <= visits + 1e-4
+            move, visits, child = int(tree.move[g, e]), int(tree.visits[g, e]), int(tree.child[g, e])
+            assert abs(tree.value_sum[g, e]) <= visits + 1e-4
             if child < 0:
                 assert visits == 0
                 continue
             nb = board.copy()
             nb[move] = to_play
             child_outcome = outcome_after(nb, n, k, move, count_stones + 1)
-            assert nodes[child, T.OUTCOME] == child_outcome
+            assert tree.outcome[g, child] == child_outcome
             if child_outcome == MOVER_WINS:
-                assert ef[e, T.VALUE_SUM] == pytest.approx(visits)
+                assert tree.value_sum[g, e] == pytest.approx(visits)
             stack.append((child, nb, -to_play, count_stones + 1, visits))
     return len(seen)
 
@@ -235,12 +237,12 @@ def test_blocks_the_opponents_four():
     assert int(np.argmax(visits[0])) == block
     check_tree(mcts, 0)
     # Every other root move was refuted by white's immediate win found one ply deeper.
-    root = mcts.meta[0, T.ROOT]
-    start, count = mcts.nodes[0, root, T.EDGE_START], mcts.nodes[0, root, T.NUM_EDGES]
+    root = mcts.tree.root[0]
+    start, count = mcts.tree.first_edge[0, root], mcts.tree.num_children[0, root]
     for e in range(start, start + count):
-        visits_e = mcts.edges_i[0, e, T.VISITS]
-        q = mcts.edges_f[0, e, T.VALUE_SUM] / max(visits_e, 1)
-        if mcts.edges_i[0, e, T.MOVE] == block:
+        visits_e = mcts.tree.visits[0, e]
+        q = mcts.tree.value_sum[0, e] / max(visits_e, 1)
+        if mcts.tree.move[0, e] == block:
             assert q == pytest.approx(0.0)
         elif visits_e >= 2:
             assert q < 0
@@ -287,7 +289,7 @@ def test_search_only_the_requested_games():
     assert rec.batches == [2] * 16  # 15 playouts + expanding the fresh roots
     assert visits[0].sum() > 0 and visits[2].sum() > 0
     assert not visits[1].any()
-    assert mcts.nodes[1, mcts.meta[1, T.ROOT], T.NUM_EDGES] == -1  # game 1 untouched
+    assert mcts.tree.num_children[1, mcts.tree.root[1]] == -1  # game 1 untouched
 
 
 # --- (4) several leaves per game with virtual loss ----------------------------------------------
@@ -358,7 +360,7 @@ def test_without_reuse_the_tree_starts_afresh():
     visits = mcts.search(evaluate)[0]
     mcts.play(0, int(np.argmax(visits)))
     assert current_visits(mcts, 0).sum() == 0
-    assert mcts.meta[0, T.NUM_NODES] == 1
+    assert mcts.tree.num_nodes[0] == 1
     assert mcts.search(evaluate)[0].sum() == 40
 
 
@@ -406,7 +408,7 @@ def test_terminal_draws_are_never_evaluated():
     rows = ["".join(r) for r in rows]
     mcts = BatchedMCTS(rules, 1, MCTSConfig(playouts=40))
     set_position(mcts, 0, rows)
-    assert mcts.root_info[0, T.TO_PLAY] == BLACK
+    assert mcts.root_info[0, TO_PLAY] == BLACK
     rec = Recorder(uniform_evaluator(rules.num_actions), rules)
     visits = mcts.search(rec)[0]
     # 1 root + 3 + 6 non-terminal nodes can be evaluated, each at most once; the 6 full boards never.
@@ -415,10 +417,10 @@ def test_terminal_draws_are_never_evaluated():
     assert visits.sum() == 40
     assert set(np.flatnonzero(visits)) == {0, 14, 15}
     check_tree(mcts, 0)
-    root = mcts.meta[0, T.ROOT]
-    terminal = [o for o in mcts.nodes[0, :mcts.meta[0, T.NUM_NODES], T.OUTCOME] if o != ONGOING]
+    root = mcts.tree.root[0]
+    terminal = [o for o in mcts.tree.outcome[0, :mcts.tree.num_nodes[0]] if o != ONGOING]
     assert terminal and all(o == DRAW for o in terminal)
-    assert mcts.nodes[0, root, T.OUTCOME] == ONGOING
+    assert mcts.tree.outcome[0, root] == ONGOING
 
 
 def test_finished_games_are_not_searched():
@@ -458,11 +460,11 @@ def test_noise_changes_root_priors_only():
     assert np.all(priors >= 0.75 / 48 - 1e-6)  # (1 - eps) * P + eps * noise
     # Priors of expanded nodes below the root stay as the evaluator gave them.
     checked = 0
-    for e in range(mcts.meta[0, T.NUM_EDGES_USED]):
-        child = mcts.edges_i[0, e, T.CHILD]
-        if child >= 0 and mcts.nodes[0, child, T.NUM_EDGES] > 0:
-            start, count = mcts.nodes[0, child, T.EDGE_START], mcts.nodes[0, child, T.NUM_EDGES]
-            np.testing.assert_allclose(mcts.edges_f[0, start:start + count, T.PRIOR], 1.0 / count,
+    for e in range(mcts.tree.num_edges[0]):
+        child = mcts.tree.child[0, e]
+        if child >= 0 and mcts.tree.num_children[0, child] > 0:
+            start, count = mcts.tree.first_edge[0, child], mcts.tree.num_children[0, child]
+            np.testing.assert_allclose(mcts.tree.prior[0, start:start + count], 1.0 / count,
                                        rtol=1e-5)
             checked += 1
     assert checked > 0
@@ -556,23 +558,23 @@ def test_many_moves_with_small_max_nodes(max_nodes):
     rules = GomokuRules(6, 4)
     games, playouts = 2, 20
     mcts = BatchedMCTS(rules, games, MCTSConfig(playouts=playouts), max_nodes=max_nodes)
-    assert mcts.nodes.shape[1] == max_nodes
+    assert mcts.tree.outcome.shape[1] == max_nodes
     evaluate = peaked_evaluator(rules)
     rng = np.random.default_rng(max_nodes)
     moves = reused = compacted = restarted = 0
     while (mcts.outcomes == ONGOING).any():
         ongoing = np.flatnonzero(mcts.outcomes == ONGOING)
         before = {g: current_visits(mcts, g).sum() for g in ongoing}
-        roots = {g: int(mcts.meta[g, T.ROOT]) for g in ongoing}
+        roots = {g: int(mcts.tree.root[g]) for g in ongoing}
         visits = mcts.search(evaluate)
         for g in ongoing:
-            assert mcts.meta[g, T.NUM_NODES] <= max_nodes
-            assert mcts.meta[g, T.NUM_EDGES_USED] <= mcts.edges_i.shape[1]
+            assert mcts.tree.num_nodes[g] <= max_nodes
+            assert mcts.tree.num_edges[g] <= mcts.tree.move.shape[1]
             check_tree(mcts, g)
             total = visits[g].sum()
             if total == before[g] + playouts and before[g] > 0:
                 reused += 1
-                compacted += roots[g] != 0 and mcts.meta[g, T.ROOT] == 0
+                compacted += roots[g] != 0 and mcts.tree.root[g] == 0
             else:
                 # Not enough room even after compaction: the tree restarted from the root.
                 assert total == playouts
@@ -598,23 +600,22 @@ def test_compact_keeps_the_subtree_under_the_root():
         visits = mcts.search(evaluate)
     move = int(np.argmax(visits[0]))
     mcts.play(0, move)
-    old_root = int(mcts.meta[0, T.ROOT])
+    old_root = int(mcts.tree.root[0])
     assert old_root != 0
     kept = current_visits(mcts, 0)
     size = check_tree(mcts, 0)
-    assert 1 < size < mcts.meta[0, T.NUM_NODES]
-    game1 = (mcts.nodes[1].copy(), mcts.edges_i[1].copy(), mcts.meta[1].copy())
-    max_nodes = mcts.nodes.shape[1]
+    assert 1 < size < mcts.tree.num_nodes[0]
+    game1 = [field[1].copy() for field in mcts.tree]
+    max_nodes = mcts.tree.outcome.shape[1]
     sims = max_nodes - size - 1  # fits only once the unreachable nodes are dropped
-    T.ensure_room(mcts.nodes, mcts.edges_i, mcts.edges_f, mcts.meta, 0, sims, rules.num_actions)
-    assert mcts.meta[0, T.ROOT] == 0
-    assert mcts.meta[0, T.NUM_NODES] == size
+    T.ensure_room(mcts.tree, 0, sims, rules.num_actions)
+    assert mcts.tree.root[0] == 0
+    assert mcts.tree.num_nodes[0] == size
     np.testing.assert_array_equal(current_visits(mcts, 0), kept)
     assert check_tree(mcts, 0) == size
     # Other games' trees are untouched.
-    np.testing.assert_array_equal(mcts.nodes[1], game1[0])
-    np.testing.assert_array_equal(mcts.edges_i[1], game1[1])
-    np.testing.assert_array_equal(mcts.meta[1], game1[2])
+    for field, before in zip(mcts.tree, game1, strict=True):
+        np.testing.assert_array_equal(field[1], before)
     # The compacted tree keeps searching correctly.
     after = mcts.search(evaluate)[0]
     assert after.sum() == kept.sum() + 60
@@ -629,9 +630,8 @@ def test_ensure_room_restarts_the_tree_when_compaction_is_not_enough():
     mcts.search(evaluate)
     mcts.play(0, int(np.argmax(current_visits(mcts, 0))))
     assert current_visits(mcts, 0).sum() > 0
-    max_nodes = mcts.nodes.shape[1]
-    T.ensure_room(mcts.nodes, mcts.edges_i, mcts.edges_f, mcts.meta, 0, max_nodes - 1,
-                  rules.num_actions)
-    assert mcts.meta[0, T.NUM_NODES] == 1
-    assert mcts.nodes[0, mcts.meta[0, T.ROOT], T.NUM_EDGES] == -1
+    max_nodes = mcts.tree.outcome.shape[1]
+    T.ensure_room(mcts.tree, 0, max_nodes - 1, rules.num_actions)
+    assert mcts.tree.num_nodes[0] == 1
+    assert mcts.tree.num_children[0, mcts.tree.root[0]] == -1
     assert current_visits(mcts, 0).sum() == 0

@@ -7,7 +7,7 @@ import pytest
 
 from stonelab.errors import ConfigError
 from stonelab.games.gomoku import BLACK, WHITE, GomokuRules, board_from_rows, would_win
-from stonelab.search.pruning import (
+from stonelab.games.gomoku_candidates import (
     NUM_PARAMS,
     P_ADAPTIVE,
     P_ADAPTIVE_STEP,

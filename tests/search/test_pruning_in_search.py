@@ -6,15 +6,14 @@ import numpy as np
 from reference_search import deterministic_evaluator
 
 from stonelab.games.gomoku import BLACK, GomokuRules, encode_position
-from stonelab.search import tree as T
+from stonelab.games.gomoku_candidates import PruningConfig, candidates
 from stonelab.search.mcts import BatchedMCTS, MCTSConfig
-from stonelab.search.pruning import PruningConfig, candidates
 
 
 def root_moves(mcts: BatchedMCTS, g: int) -> set[int]:
-    root = mcts.meta[g, T.ROOT]
-    start, count = mcts.nodes[g, root, T.EDGE_START], mcts.nodes[g, root, T.NUM_EDGES]
-    return {int(m) for m in mcts.edges_i[g, start:start + count, T.MOVE]}
+    root = mcts.tree.root[g]
+    start, count = mcts.tree.first_edge[g, root], mcts.tree.num_children[g, root]
+    return {int(m) for m in mcts.tree.move[g, start:start + count]}
 
 
 def setup(moves, pruning, playouts=80):

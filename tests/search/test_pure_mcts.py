@@ -7,7 +7,7 @@ import pytest
 
 from stonelab.arena.players import PureMCTSPlayer, play_match
 from stonelab.games.gomoku import BLACK, WHITE, GomokuRules, board_from_rows, would_win
-from stonelab.search.pure_mcts import pure_mcts_move, pure_mcts_visits, random_rollout
+from stonelab.games.gomoku_search import pure_mcts_move, pure_mcts_visits, random_rollout
 from stonelab.search.tree import seed_numba
 
 RULES = GomokuRules(6, 4)

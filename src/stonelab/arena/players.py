@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from stonelab.games.gomoku import MOVER_WINS, ONGOING, GomokuRules, outcome_after
+from stonelab.games.gomoku_candidates import PruningConfig
+from stonelab.games.gomoku_search import pure_mcts_move
 from stonelab.search.mcts import BatchedMCTS, Evaluator, MCTSConfig
-from stonelab.search.pruning import PruningConfig
-from stonelab.search.pure_mcts import pure_mcts_move
 
 
 class NeuralMCTSPlayer:

@@ -11,8 +11,8 @@ from lightning.pytorch.utilities import rank_zero_warn
 
 from stonelab.callbacks.logging import log_metrics
 from stonelab.errors import check
+from stonelab.games.gomoku_candidates import PruningConfig
 from stonelab.search.mcts import MCTSConfig
-from stonelab.search.pruning import PruningConfig
 from stonelab.search.selfplay import SelfPlaySlots
 from stonelab.utils.threads import torch_threads
 

@@ -11,10 +11,10 @@ from omegaconf import DictConfig
 from stonelab.arena.players import NeuralMCTSPlayer, PureMCTSPlayer, play_match
 from stonelab.errors import ConfigError
 from stonelab.eval_tasks import require_checkpoint, write_result
+from stonelab.games.gomoku_candidates import PruningConfig
 from stonelab.models import checkpoints
 from stonelab.models.alphazero import net_evaluator
 from stonelab.search.mcts import MCTSConfig
-from stonelab.search.pruning import PruningConfig
 from stonelab.utils.device import resolve_device
 
 

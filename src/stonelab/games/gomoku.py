@@ -77,6 +77,12 @@ class GomokuRules:
     def new_board(self) -> np.ndarray:
         return np.zeros(self.n * self.n, dtype=np.int8)
 
+    def search_game(self, pruning=None):
+        """This game for `stonelab.search` (a `stonelab.games.gomoku_search.GomokuSearch`)."""
+        from stonelab.games.gomoku_search import GomokuSearch
+
+        return GomokuSearch(self, pruning)
+
 
 @njit(cache=True, nogil=True)
 def run_through(board, n, move, colour, dr, dc):

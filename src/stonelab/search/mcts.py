@@ -2,8 +2,9 @@
 
 Every step selects leaves in all games (``leaves_per_game`` each, kept apart by
 virtual loss) and evaluates all of them in ONE call of the injected
-``evaluate`` function. Trees live in `stonelab.search.tree` arrays and are
-reused between moves.
+``evaluate`` function. Trees live in a `stonelab.search.tree.Tree` and are
+reused between moves. The game comes from ``rules.search_game(pruning)`` (a
+`stonelab.search.game.SearchGame`); nothing here knows its rules.
 """
 
 from __future__ import annotations
@@ -14,11 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from stonelab.errors import ConfigError, check
-from stonelab.games.gomoku import NUM_PLANES, ONGOING, GomokuRules
 from stonelab.search import tree as T
-from stonelab.search.pruning import PruningConfig
+from stonelab.search.game import ONGOING
 
-# (planes [B, 4, n, n] float32) -> (priors [B, A] float32, values [B] float32 in [-1, 1])
+# (planes [B, C, n, n] float32) -> (priors [B, A] float32, values [B] float32 in [-1, 1])
 Evaluator = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
@@ -61,67 +61,91 @@ class MCTSConfig:
 class BatchedMCTS:
     """``num_games`` search trees advanced in lockstep.
 
-    Positions start empty; `play` advances a game (reusing its subtree),
-    `search` runs ``config.playouts`` simulations in the chosen games and
-    returns root visit counts ``[G, A]``.
+    Positions start at the game's start position; `play` advances a game
+    (reusing its subtree), `search` runs ``config.playouts`` simulations in the
+    chosen games and returns root visit counts ``[G, A]``. ``rules`` is a
+    `stonelab.search.game.SearchGame`, or a rules object with
+    ``search_game(pruning)`` (`GomokuRules`); ``pruning`` is the game's
+    candidate restriction (Gomoku: `stonelab.games.gomoku_candidates.PruningConfig`).
     """
 
-    def __init__(self, rules: GomokuRules, num_games: int, config: MCTSConfig,
-                 *, pruning: PruningConfig | None = None, max_nodes: int | None = None):
+    def __init__(self, rules, num_games: int, config: MCTSConfig,
+                 *, pruning=None, max_nodes: int | None = None):
         self.rules = rules
         self.config = config
         self.num_games = num_games
-        self.pruning = pruning or PruningConfig()
-        self.pruning.validate_for_board(rules.n)
-        self._pruning_params = self.pruning.params()
+        if hasattr(rules, "spec"):  # already a SearchGame
+            if pruning is not None:
+                raise SearchConfigError("give pruning to the SearchGame, not to BatchedMCTS")
+            self.game = rules
+        else:
+            self.game = rules.search_game(pruning)
+        self.pruning = getattr(self.game, "pruning", None)
         # [expansions, candidate moves, legal moves] summed over expansions
         self.candidate_stats = np.zeros(3, dtype=np.int64)
-        n, a = rules.n, rules.num_actions
+        n, a = self.game.board_size, self.game.num_actions
         # A tree needs a node per simulation; twice that leaves room for reuse.
         m = max_nodes or 2 * (config.playouts + 2) + 8
         if m < config.playouts + 2:
             raise SearchConfigError(f"max_nodes={m} cannot hold one search of "
                                     f"{config.playouts} playouts (needs >= {config.playouts + 2})")
-        self.nodes = np.zeros((num_games, m, 4), dtype=np.int32)
-        self.edges_i = np.zeros((num_games, m * a, 4), dtype=np.int32)
-        self.edges_f = np.zeros((num_games, m * a, 2), dtype=np.float32)
-        self.meta = np.zeros((num_games, 3), dtype=np.int32)
-        self.root_board = np.zeros((num_games, a), dtype=np.int8)
-        self.root_info = np.zeros((num_games, 3), dtype=np.int32)
+        self.tree = T.new_tree(num_games, m, m * a)
+        self.roots = self.game.new_positions(num_games)
         self.outcomes = np.zeros(num_games, dtype=np.int32)
         max_batch = num_games * config.leaves_per_game
-        self._leaf_planes = np.zeros((max_batch, NUM_PLANES, n, n), dtype=np.float32)
-        self._leaf_boards = np.zeros((max_batch, a), dtype=np.int8)
+        self._leaf_planes = np.zeros((max_batch, self.game.num_planes, n, n), dtype=np.float32)
+        self._leaves = self.game.new_positions(max_batch)
         self._leaf_game = np.zeros(max_batch, dtype=np.int32)
         self._leaf_node = np.zeros(max_batch, dtype=np.int32)
-        self._leaf_paths = np.zeros((max_batch, a + 1), dtype=np.int32)
+        # A path never holds more edges than the tree has nodes.
+        self._leaf_paths = np.zeros((max_batch, m + 1), dtype=np.int32)
         self._leaf_depth = np.zeros(max_batch, dtype=np.int32)
-        self._leaf_to_play = np.zeros(max_batch, dtype=np.int32)
-        self._board = np.zeros(a, dtype=np.int8)
-        self._path = np.zeros(a + 1, dtype=np.int32)
+        batch = self.game.new_positions(1)
+        self._pos = type(batch)(*(field[0] for field in batch))  # one position, scratch
+        self._path = np.zeros(m + 1, dtype=np.int32)
         self._candidates = np.zeros(a, dtype=np.bool_)
         self.evaluations = 0  # leaves sent to the network, for throughput stats
         self.simulations = 0
         for g in range(num_games):
             self.reset(g)
 
+    @property
+    def root_board(self) -> np.ndarray:
+        """Boards of the root positions ``[G, A]`` (the ``board`` field of the game's positions)."""
+        return self.roots.board
+
+    @property
+    def root_info(self) -> np.ndarray:
+        """The ``info`` field of the root positions (Gomoku: TO_PLAY, LAST_MOVE, NUM_STONES)."""
+        return self.roots.info
+
     def reset(self, g: int) -> None:
-        """Game ``g`` back to the empty board with an empty tree."""
-        self.root_board[g] = 0
-        self.root_info[g] = (1, -1, 0)
+        """Game ``g`` back to the start position with an empty tree."""
+        self.game.reset_position(self.roots, g)
         self.outcomes[g] = ONGOING
-        T.reset_tree(self.nodes, self.meta, g, ONGOING)
+        T.reset_tree(self.tree, g, ONGOING)
 
     def play(self, g: int, move: int) -> int:
-        """Play ``move`` in game ``g``; returns the outcome code of `stonelab.games.gomoku`."""
-        if self.root_board[g, move] != 0:
-            raise ValueError(f"game {g}: point {move} is occupied")
-        outcome = T.advance_root(self.nodes, self.edges_i, self.meta, self.root_board,
-                                 self.root_info, g, self.rules.n, self.rules.k, move)
+        """Play ``move`` in game ``g``; returns the outcome code of `stonelab.search.game`."""
+        reason = self.game.illegal_reason(self.roots, g, move)
+        if reason is not None:
+            raise ValueError(f"game {g}: {reason}")
+        outcome = T.advance_root(self.tree, self.game.spec, self.roots, g, move)
         if not self.config.reuse_tree:
-            T.reset_tree(self.nodes, self.meta, g, outcome)
+            T.reset_tree(self.tree, g, outcome)
         self.outcomes[g] = outcome
         return outcome
+
+    def to_play(self, g: int) -> int:
+        """Colour to move (+1 / -1) at game ``g``'s root."""
+        return int(T.root_to_play(self.game.spec, self.roots, g))
+
+    def root_planes(self, g: int) -> np.ndarray:
+        """Network planes ``[C, n, n]`` float32 of game ``g``'s root position."""
+        n = self.game.board_size
+        planes = np.zeros((self.game.num_planes, n, n), dtype=np.float32)
+        T.encode_root(self.game.spec, self.roots, g, planes)
+        return planes
 
     def search(self, evaluate: Evaluator, games: np.ndarray | None = None,
                *, add_noise: bool = False) -> np.ndarray:
@@ -130,44 +154,41 @@ class BatchedMCTS:
         Returns root visit counts ``[G, A]`` float32 (zero rows for games not searched).
         """
         cfg = self.config
+        tree, spec = self.tree, self.game.spec
         active = np.zeros(self.num_games, dtype=bool)
         if games is None:
             active[:] = True
         else:
             active[np.asarray(games, dtype=np.int64)] = True
         active &= self.outcomes == ONGOING
-        a = self.rules.num_actions
+        a = self.game.num_actions
         for g in np.flatnonzero(active):
-            T.ensure_room(self.nodes, self.edges_i, self.edges_f, self.meta, g, cfg.playouts + 1, a)
+            T.ensure_room(tree, g, cfg.playouts + 1, a)
         # A root not yet expanded takes one extra simulation, so the root
         # children always gain exactly `playouts` visits.
-        root_fresh = self.nodes[np.arange(self.num_games), self.meta[:, T.ROOT], T.NUM_EDGES] < 0
+        root_fresh = tree.num_children[np.arange(self.num_games), tree.root] < 0
         sims_done = np.zeros(self.num_games, dtype=np.int64)
         sims_target = np.where(active, cfg.playouts + root_fresh, 0).astype(np.int64)
         noise_pending = active.copy() if add_noise else np.zeros_like(active)
         self._apply_noise(noise_pending)
         while np.any(sims_done < sims_target):
             b = T.select_leaves(
-                self.nodes, self.edges_i, self.edges_f, self.meta, self.root_board,
-                self.root_info, self.rules.n, self.rules.k, cfg.c_puct, cfg.virtual_loss,
-                cfg.leaves_per_game, sims_done, sims_target, self._leaf_planes,
-                self._leaf_boards, self._leaf_game, self._leaf_node, self._leaf_paths,
-                self._leaf_depth, self._leaf_to_play, self._board, self._path)
+                tree, spec, self.roots, cfg.c_puct, cfg.virtual_loss, cfg.leaves_per_game,
+                sims_done, sims_target, self._leaf_planes, self._leaves, self._leaf_game,
+                self._leaf_node, self._leaf_paths, self._leaf_depth, self._pos, self._path)
             if b > 0:
                 priors, values = evaluate(self._leaf_planes[:b])
                 T.expand_and_backup(
-                    self.nodes, self.edges_i, self.edges_f, self.meta, self.rules.n, self.rules.k,
-                    b, self._leaf_boards, self._leaf_game, self._leaf_node, self._leaf_paths,
-                    self._leaf_depth, self._leaf_to_play,
-                    np.ascontiguousarray(priors, dtype=np.float32),
+                    tree, spec, b, self._leaves, self._leaf_game, self._leaf_node, self._leaf_paths,
+                    self._leaf_depth, np.ascontiguousarray(priors, dtype=np.float32),
                     np.ascontiguousarray(values, dtype=np.float32), sims_done,
-                    self._pruning_params, self._candidates, self.candidate_stats)
+                    self._candidates, self.candidate_stats)
                 self.evaluations += b
             self._apply_noise(noise_pending)
         self.simulations += int(sims_done.sum() - root_fresh[active].sum())  # playouts, as configured
         visits = np.zeros((self.num_games, a), dtype=np.float32)
         for g in np.flatnonzero(active):
-            T.root_visits(self.nodes, self.edges_i, self.meta, g, visits[g])
+            T.root_visits(tree, g, visits[g])
         return visits
 
     @property
@@ -185,10 +206,9 @@ class BatchedMCTS:
     def _apply_noise(self, pending: np.ndarray) -> None:
         """Noise each pending root once it has been expanded."""
         for g in np.flatnonzero(pending):
-            root = self.meta[g, T.ROOT]
-            if self.nodes[g, root, T.NUM_EDGES] >= 0:
-                T.add_dirichlet_noise(self.nodes, self.edges_f, self.meta, g,
-                                      self.config.dirichlet_alpha, self.config.dirichlet_epsilon)
+            if self.tree.num_children[g, self.tree.root[g]] >= 0:
+                T.add_dirichlet_noise(self.tree, g, self.config.dirichlet_alpha,
+                                      self.config.dirichlet_epsilon)
                 pending[g] = False
 
 

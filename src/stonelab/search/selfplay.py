@@ -6,17 +6,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stonelab.games.gomoku import MOVER_WINS, NUM_PLANES, ONGOING, GomokuRules, encode
 from stonelab.search import tree as T
+from stonelab.search.game import MOVER_LOSES, MOVER_WINS, ONGOING
 from stonelab.search.mcts import BatchedMCTS, Evaluator, MCTSConfig, visits_to_policy
-from stonelab.search.pruning import PruningConfig
 
 
 @dataclass
 class SelfPlayGames:
     """Positions of finished games, in play order.
 
-    planes [P, 4, n, n] uint8, policies [P, A] float32 (root visit shares),
+    planes [P, C, n, n] uint8, policies [P, A] float32 (root visit shares),
     values [P] float32 (+1 if the player to move there won, -1 lost, 0 draw),
     lengths [games] moves per game, winners [games] (+1 black, -1 white, 0 draw).
     """
@@ -46,8 +45,8 @@ class SelfPlaySlots:
     plays exactly the games the uninterrupted run would have.
     """
 
-    def __init__(self, rules: GomokuRules, slots: int, config: MCTSConfig, *,
-                 temperature_moves: int, pruning: PruningConfig | None = None):
+    def __init__(self, rules, slots: int, config: MCTSConfig, *,
+                 temperature_moves: int, pruning=None):
         self.rules = rules
         self.slots = slots
         self.config = config
@@ -83,7 +82,8 @@ class SelfPlaySlots:
                 outcome, to_play = self._move(mcts, g, visits[g], rng)
                 if outcome == ONGOING:
                     continue
-                finished.append((self.records[g], to_play if outcome == MOVER_WINS else 0))
+                winner = to_play if outcome == MOVER_WINS else -to_play if outcome == MOVER_LOSES else 0
+                finished.append((self.records[g], winner))
                 self.moves[g], self.records[g] = [], []
                 mcts.reset(g)
                 active[g] = may_start > 0
@@ -93,10 +93,8 @@ class SelfPlaySlots:
     def _move(self, mcts: BatchedMCTS, g: int, visits: np.ndarray,
               rng: np.random.Generator) -> tuple[int, int]:
         """Record the searched position of slot ``g`` and play a move from its visits."""
-        n = self.rules.n
-        to_play, last, _ = mcts.root_info[g]
-        planes = np.zeros((NUM_PLANES, n, n), dtype=np.float32)
-        encode(mcts.root_board[g], n, to_play, last, planes)
+        to_play = mcts.to_play(g)
+        planes = mcts.root_planes(g)
         temperature = 1.0 if len(self.moves[g]) < self.temperature_moves else 0.0
         move = int(rng.choice(self.rules.num_actions, p=visits_to_policy(visits, temperature)))
         self.records[g].append((planes.astype(np.uint8), visits / visits.sum(), int(to_play)))
@@ -144,9 +142,9 @@ def _collect(finished: list[tuple[list, int]], mcts: BatchedMCTS) -> SelfPlayGam
         candidates_mean=mcts.candidates_mean, candidate_reduction=mcts.candidate_reduction)
 
 
-def play_games(rules: GomokuRules, evaluate: Evaluator, num_games: int, config: MCTSConfig,
+def play_games(rules, evaluate: Evaluator, num_games: int, config: MCTSConfig,
                *, temperature_moves: int, rng: np.random.Generator,
-               pruning: PruningConfig | None = None, parallel: int | None = None) -> SelfPlayGames:
+               pruning=None, parallel: int | None = None) -> SelfPlayGames:
     """Play exactly ``num_games`` self-play games from the empty board to the end.
 
     At most ``parallel`` games (default: all) are searched together; a slot

@@ -1,16 +1,10 @@
 """Search trees in preallocated arrays, and the numba kernels that walk them.
 
 Many games are searched at once; game ``g`` owns row ``g`` of every array. A
-node is a row of ``nodes[g]``; its children are a contiguous block of edges in
-``edges_i[g]`` / ``edges_f[g]``. No Python object exists per node.
-
-Array layout (``G`` games, ``M`` nodes, ``E`` edges per game):
-  nodes    int32   [G, M, 4]  EDGE_START, NUM_EDGES (-1: not expanded), OUTCOME, PENDING
-  edges_i  int32   [G, E, 4]  MOVE, VISITS, CHILD (-1: not created), VLOSS (pending visits)
-  edges_f  float32 [G, E, 2]  PRIOR, VALUE_SUM (from the view of the player making the move)
-  meta     int32   [G, 3]     NUM_NODES, NUM_EDGES, ROOT
-  root_board int8  [G, A]     position at the root
-  root_info  int32 [G, 3]     TO_PLAY, LAST_MOVE, NUM_STONES at the root
+node's children are a contiguous block of edges. No Python object exists per
+node. The kernels are game-agnostic: positions are played and scored through
+the generic kernels of `stonelab.search.game`, with the game's ``spec`` passed
+as the ``game`` argument.
 
 A leaf's network value is from the view of the player to move there; backup
 flips its sign at every ply. Terminal nodes are scored exactly and never sent
@@ -20,23 +14,58 @@ to the network.
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
 
-from stonelab.games.gomoku import DRAW, MOVER_WINS, ONGOING, encode, outcome_after
-from stonelab.search.pruning import candidate_mask
+from stonelab.search import game as G
+from stonelab.search.game import DRAW, MOVER_LOSES, MOVER_WINS, ONGOING
 
-# nodes fields
-EDGE_START, NUM_EDGES, OUTCOME, PENDING = 0, 1, 2, 3
-# edges_i fields
-MOVE, VISITS, CHILD, VLOSS = 0, 1, 2, 3
-# edges_f fields
-PRIOR, VALUE_SUM = 0, 1
-# meta fields
-NUM_NODES, NUM_EDGES_USED, ROOT = 0, 1, 2
-# root_info fields
-TO_PLAY, LAST_MOVE, NUM_STONES = 0, 1, 2
+Tree = namedtuple("Tree", [
+    "first_edge", "num_children", "outcome", "pending",
+    "move", "visits", "child", "vloss", "prior", "value_sum",
+    "num_nodes", "num_edges", "root"])
+Tree.__doc__ = """The trees of ``G`` games: ``M`` nodes and ``E`` edges per game, all preallocated.
+
+Nodes (``[G, M]``):
+  first_edge    int32   [G, M]  index of the node's first child edge
+  num_children  int32   [G, M]  child edges; -1 while the node is not expanded
+  outcome       int32   [G, M]  outcome (`stonelab.search.game`) of the move that led here
+  pending       int32   [G, M]  1 while the leaf waits for its network evaluation
+
+Edges (``[G, E]``; the children of a node are ``first_edge .. first_edge + num_children``):
+  move          int32   [G, E]  action index
+  visits        int32   [G, E]  completed visits N
+  child         int32   [G, E]  node reached by the move; -1 until created
+  vloss         int32   [G, E]  pending visits (virtual loss) of selections in flight
+  prior         float32 [G, E]  P, renormalised over the node's children
+  value_sum     float32 [G, E]  W, from the view of the player making the move
+
+Per game (``[G]``):
+  num_nodes     int32   [G]     nodes in use (``0 .. num_nodes - 1``)
+  num_edges     int32   [G]     edges in use
+  root          int32   [G]     the root node
+"""
+
+
+@njit(cache=True, nogil=True)
+def new_tree(num_games, max_nodes, max_edges):
+    """Zeroed `Tree` arrays for ``num_games`` trees of ``max_nodes`` / ``max_edges``."""
+    return Tree(
+        np.zeros((num_games, max_nodes), dtype=np.int32),
+        np.zeros((num_games, max_nodes), dtype=np.int32),
+        np.zeros((num_games, max_nodes), dtype=np.int32),
+        np.zeros((num_games, max_nodes), dtype=np.int32),
+        np.zeros((num_games, max_edges), dtype=np.int32),
+        np.zeros((num_games, max_edges), dtype=np.int32),
+        np.zeros((num_games, max_edges), dtype=np.int32),
+        np.zeros((num_games, max_edges), dtype=np.int32),
+        np.zeros((num_games, max_edges), dtype=np.float32),
+        np.zeros((num_games, max_edges), dtype=np.float32),
+        np.zeros(num_games, dtype=np.int32),
+        np.zeros(num_games, dtype=np.int32),
+        np.zeros(num_games, dtype=np.int32))
 
 
 @njit(cache=True, nogil=True)
@@ -45,141 +74,139 @@ def seed_numba(seed):
     np.random.seed(seed)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def terminal_value(outcome):
     """Value for the player to move at a node whose last move had ``outcome``."""
     if outcome == MOVER_WINS:
         return -1.0
+    if outcome == MOVER_LOSES:
+        return 1.0
     return 0.0
 
 
-@njit(cache=True, nogil=True)
-def new_node(nodes, meta, g, outcome):
-    idx = meta[g, NUM_NODES]
-    meta[g, NUM_NODES] = idx + 1
-    nodes[g, idx, EDGE_START] = 0
-    nodes[g, idx, NUM_EDGES] = -1
-    nodes[g, idx, OUTCOME] = outcome
-    nodes[g, idx, PENDING] = 0
+@njit(cache=True, nogil=True, inline="always")
+def new_node(tree, g, outcome):
+    idx = tree.num_nodes[g]
+    tree.num_nodes[g] = idx + 1
+    tree.first_edge[g, idx] = 0
+    tree.num_children[g, idx] = -1
+    tree.outcome[g, idx] = outcome
+    tree.pending[g, idx] = 0
     return idx
 
 
 @njit(cache=True, nogil=True)
-def reset_tree(nodes, meta, g, root_outcome):
+def reset_tree(tree, g, root_outcome):
     """Forget game ``g``'s tree, keeping its root position."""
-    meta[g, NUM_NODES] = 0
-    meta[g, NUM_EDGES_USED] = 0
-    meta[g, ROOT] = new_node(nodes, meta, g, root_outcome)
+    tree.num_nodes[g] = 0
+    tree.num_edges[g] = 0
+    tree.root[g] = new_node(tree, g, root_outcome)
 
 
-@njit(cache=True, nogil=True)
-def select_edge(nodes, edges_i, edges_f, g, node, c_puct, virtual_loss):
+@njit(cache=True, nogil=True, inline="always")
+def select_edge(tree, g, node, c_puct, virtual_loss):
     """PUCT: argmax Q + c_puct * P * sqrt(sum N) / (1 + N), pending visits as losses."""
-    start = nodes[g, node, EDGE_START]
-    count = nodes[g, node, NUM_EDGES]
+    start = tree.first_edge[g, node]
+    count = tree.num_children[g, node]
+    visits_all = tree.visits[g]
+    vloss_all = tree.vloss[g]
+    value_all = tree.value_sum[g]
+    prior_all = tree.prior[g]
     total = 0
     for e in range(start, start + count):
-        total += edges_i[g, e, VISITS] + edges_i[g, e, VLOSS]
+        total += visits_all[e] + vloss_all[e]
     sqrt_total = math.sqrt(max(total, 1))
     best = start
     best_score = -1e30
     for e in range(start, start + count):
-        pending = edges_i[g, e, VLOSS]
-        visits = edges_i[g, e, VISITS] + pending
+        pending = vloss_all[e]
+        visits = visits_all[e] + pending
         q = 0.0
         if visits > 0:
-            q = (edges_f[g, e, VALUE_SUM] - virtual_loss * pending) / visits
-        score = q + c_puct * edges_f[g, e, PRIOR] * sqrt_total / (1.0 + visits)
+            q = (value_all[e] - virtual_loss * pending) / visits
+        score = q + c_puct * prior_all[e] * sqrt_total / (1.0 + visits)
         if score > best_score:
             best_score = score
             best = e
     return best
 
 
-@njit(cache=True, nogil=True)
-def descend(nodes, edges_i, edges_f, meta, root_board, root_info, g, n, k,
-            c_puct, virtual_loss, board, path):
+@njit(cache=True, nogil=True, inline="always")
+def descend(tree, game, root, g, c_puct, virtual_loss, pos, path):
     """Walk from the root to a leaf, adding a pending visit on every edge.
 
-    Fills ``board`` with the leaf position and ``path`` with the edges taken.
-    Returns (leaf node, depth, to_play, last_move, num_stones) at the leaf.
+    ``root`` is game ``g``'s root position; ``pos`` receives the leaf position
+    and ``path`` the edges taken. Returns (leaf node, depth).
     """
-    board[:] = root_board[g]
-    node = meta[g, ROOT]
-    to_play = root_info[g, TO_PLAY]
-    last = root_info[g, LAST_MOVE]
-    stones = root_info[g, NUM_STONES]
+    G.copy_position(game, root, pos)
+    node = tree.root[g]
     depth = 0
-    while nodes[g, node, OUTCOME] == ONGOING and nodes[g, node, NUM_EDGES] >= 0:
-        e = select_edge(nodes, edges_i, edges_f, g, node, c_puct, virtual_loss)
-        edges_i[g, e, VLOSS] += 1
+    while tree.outcome[g, node] == ONGOING and tree.num_children[g, node] >= 0:
+        e = select_edge(tree, g, node, c_puct, virtual_loss)
+        tree.vloss[g, e] += 1
         path[depth] = e
         depth += 1
-        move = edges_i[g, e, MOVE]
-        board[move] = to_play
-        stones += 1
-        last = move
-        child = edges_i[g, e, CHILD]
+        G.play(game, pos, tree.move[g, e])
+        child = tree.child[g, e]
         if child < 0:
-            child = new_node(nodes, meta, g, outcome_after(board, n, k, move, stones))
-            edges_i[g, e, CHILD] = child
-        to_play = -to_play
+            child = new_node(tree, g, G.outcome(game, pos))
+            tree.child[g, e] = child
         node = child
-    return node, depth, to_play, last, stones
+    return node, depth
 
 
-@njit(cache=True, nogil=True)
-def backup(edges_i, edges_f, g, path, depth, leaf_value):
+@njit(cache=True, nogil=True, inline="always")
+def backup(tree, g, path, depth, leaf_value):
     """Add one visit along ``path``, removing its pending visit; flip sign each ply."""
     v = -leaf_value  # the last edge was chosen by the leaf's opponent
     for d in range(depth - 1, -1, -1):
         e = path[d]
-        edges_i[g, e, VISITS] += 1
-        edges_i[g, e, VLOSS] -= 1
-        edges_f[g, e, VALUE_SUM] += v
+        tree.visits[g, e] += 1
+        tree.vloss[g, e] -= 1
+        tree.value_sum[g, e] += v
         v = -v
 
 
 @njit(cache=True, nogil=True)
-def revert_pending(edges_i, g, path, depth):
+def revert_pending(tree, g, path, depth):
     for d in range(depth):
-        edges_i[g, path[d], VLOSS] -= 1
+        tree.vloss[g, path[d]] -= 1
 
 
-@njit(cache=True, nogil=True)
-def expand(nodes, edges_i, edges_f, meta, g, node, candidates, priors):
-    """Create one edge per candidate point, priors renormalised over them."""
-    start = meta[g, NUM_EDGES_USED]
+@njit(cache=True, nogil=True, inline="always")
+def expand(tree, g, node, candidates, priors):
+    """Create one edge per candidate move, priors renormalised over them."""
+    start = tree.num_edges[g]
     count = 0
     total = 0.0
     for a in range(candidates.shape[0]):
         if candidates[a]:
             e = start + count
-            edges_i[g, e, MOVE] = a
-            edges_i[g, e, VISITS] = 0
-            edges_i[g, e, CHILD] = -1
-            edges_i[g, e, VLOSS] = 0
-            edges_f[g, e, PRIOR] = priors[a]
-            edges_f[g, e, VALUE_SUM] = 0.0
+            tree.move[g, e] = a
+            tree.visits[g, e] = 0
+            tree.child[g, e] = -1
+            tree.vloss[g, e] = 0
+            tree.prior[g, e] = priors[a]
+            tree.value_sum[g, e] = 0.0
             total += priors[a]
             count += 1
     for e in range(start, start + count):
         if total > 0.0:
-            edges_f[g, e, PRIOR] /= total
+            tree.prior[g, e] /= total
         else:
-            edges_f[g, e, PRIOR] = 1.0 / count
-    meta[g, NUM_EDGES_USED] = start + count
-    nodes[g, node, EDGE_START] = start
-    nodes[g, node, NUM_EDGES] = count
-    nodes[g, node, PENDING] = 0
+            tree.prior[g, e] = 1.0 / count
+    tree.num_edges[g] = start + count
+    tree.first_edge[g, node] = start
+    tree.num_children[g, node] = count
+    tree.pending[g, node] = 0
 
 
 @njit(cache=True, nogil=True)
-def add_dirichlet_noise(nodes, edges_f, meta, g, alpha, epsilon):
+def add_dirichlet_noise(tree, g, alpha, epsilon):
     """Mix Dir(alpha) noise into the root priors: P = (1 - eps) P + eps * noise."""
-    root = meta[g, ROOT]
-    start = nodes[g, root, EDGE_START]
-    count = nodes[g, root, NUM_EDGES]
+    root = tree.root[g]
+    start = tree.first_edge[g, root]
+    count = tree.num_children[g, root]
     if count <= 0:
         return
     noise = np.empty(count, dtype=np.float64)
@@ -191,170 +218,191 @@ def add_dirichlet_noise(nodes, edges_f, meta, g, alpha, epsilon):
         return
     for i in range(count):
         e = start + i
-        edges_f[g, e, PRIOR] = (1.0 - epsilon) * edges_f[g, e, PRIOR] + epsilon * noise[i] / total
+        tree.prior[g, e] = (1.0 - epsilon) * tree.prior[g, e] + epsilon * noise[i] / total
 
 
 @njit(cache=True, nogil=True)
-def root_visits(nodes, edges_i, meta, g, out):
+def root_visits(tree, g, out):
     """``out[a]`` = visits of root move ``a`` (0 for moves not in the tree)."""
     out[:] = 0.0
-    root = meta[g, ROOT]
-    start = nodes[g, root, EDGE_START]
-    count = nodes[g, root, NUM_EDGES]
+    root = tree.root[g]
+    start = tree.first_edge[g, root]
+    count = tree.num_children[g, root]
     for e in range(start, start + max(count, 0)):
-        out[edges_i[g, e, MOVE]] = edges_i[g, e, VISITS]
+        out[tree.move[g, e]] = tree.visits[g, e]
 
 
 @njit(cache=True, nogil=True)
-def compact(nodes, edges_i, edges_f, meta, g):
+def _copy_node(tree, g, old, dst, new):
+    """Node ``old`` of game ``g`` into node ``new`` of the one-game tree ``dst``."""
+    dst.first_edge[0, new] = tree.first_edge[g, old]
+    dst.num_children[0, new] = tree.num_children[g, old]
+    dst.outcome[0, new] = tree.outcome[g, old]
+    dst.pending[0, new] = tree.pending[g, old]
+
+
+@njit(cache=True, nogil=True)
+def compact(tree, g):
     """Keep only the subtree under the root, packed at the start of the arrays."""
-    num_nodes = meta[g, NUM_NODES]
-    num_edges = meta[g, NUM_EDGES_USED]
-    new_nodes = np.empty((num_nodes, 4), dtype=np.int32)
-    new_ei = np.empty((num_edges, 4), dtype=np.int32)
-    new_ef = np.empty((num_edges, 2), dtype=np.float32)
+    num_nodes = tree.num_nodes[g]
+    num_edges = tree.num_edges[g]
+    new = new_tree(1, num_nodes, num_edges)
     queue = np.empty(num_nodes, dtype=np.int32)  # old ids in new order
-    queue[0] = meta[g, ROOT]
+    queue[0] = tree.root[g]
     n_new = 1
     e_new = 0
     head = 0
     while head < n_new:
         old = queue[head]
-        new_nodes[head, :] = nodes[g, old, :]
-        count = nodes[g, old, NUM_EDGES]
+        _copy_node(tree, g, old, new, head)
+        count = tree.num_children[g, old]
         if count > 0:
-            start = nodes[g, old, EDGE_START]
-            new_nodes[head, EDGE_START] = e_new
+            start = tree.first_edge[g, old]
+            new.first_edge[0, head] = e_new
             for i in range(count):
-                new_ei[e_new + i, :] = edges_i[g, start + i, :]
-                new_ef[e_new + i, :] = edges_f[g, start + i, :]
-                child = edges_i[g, start + i, CHILD]
+                src = start + i
+                dst = e_new + i
+                new.move[0, dst] = tree.move[g, src]
+                new.visits[0, dst] = tree.visits[g, src]
+                new.vloss[0, dst] = tree.vloss[g, src]
+                new.prior[0, dst] = tree.prior[g, src]
+                new.value_sum[0, dst] = tree.value_sum[g, src]
+                child = tree.child[g, src]
+                new.child[0, dst] = child
                 if child >= 0:
                     queue[n_new] = child
-                    new_ei[e_new + i, CHILD] = n_new
+                    new.child[0, dst] = n_new
                     n_new += 1
             e_new += count
         head += 1
-    nodes[g, :n_new, :] = new_nodes[:n_new]
-    edges_i[g, :e_new, :] = new_ei[:e_new]
-    edges_f[g, :e_new, :] = new_ef[:e_new]
-    meta[g, NUM_NODES] = n_new
-    meta[g, NUM_EDGES_USED] = e_new
-    meta[g, ROOT] = 0
+    tree.first_edge[g, :n_new] = new.first_edge[0, :n_new]
+    tree.num_children[g, :n_new] = new.num_children[0, :n_new]
+    tree.outcome[g, :n_new] = new.outcome[0, :n_new]
+    tree.pending[g, :n_new] = new.pending[0, :n_new]
+    tree.move[g, :e_new] = new.move[0, :e_new]
+    tree.visits[g, :e_new] = new.visits[0, :e_new]
+    tree.child[g, :e_new] = new.child[0, :e_new]
+    tree.vloss[g, :e_new] = new.vloss[0, :e_new]
+    tree.prior[g, :e_new] = new.prior[0, :e_new]
+    tree.value_sum[g, :e_new] = new.value_sum[0, :e_new]
+    tree.num_nodes[g] = n_new
+    tree.num_edges[g] = e_new
+    tree.root[g] = 0
 
 
 @njit(cache=True, nogil=True)
-def ensure_room(nodes, edges_i, edges_f, meta, g, simulations, num_actions):
+def ensure_room(tree, g, simulations, num_actions):
     """Make room for ``simulations`` more expansions: compact, else start afresh."""
-    max_nodes = nodes.shape[1]
-    max_edges = edges_i.shape[1]
+    max_nodes = tree.outcome.shape[1]
+    max_edges = tree.move.shape[1]
     need_nodes = simulations + 1
     need_edges = (simulations + 1) * num_actions
-    if (meta[g, NUM_NODES] + need_nodes <= max_nodes
-            and meta[g, NUM_EDGES_USED] + need_edges <= max_edges):
+    if (tree.num_nodes[g] + need_nodes <= max_nodes
+            and tree.num_edges[g] + need_edges <= max_edges):
         return
-    compact(nodes, edges_i, edges_f, meta, g)
-    if (meta[g, NUM_NODES] + need_nodes > max_nodes
-            or meta[g, NUM_EDGES_USED] + need_edges > max_edges):
-        root = meta[g, ROOT]
-        reset_tree(nodes, meta, g, nodes[g, root, OUTCOME])
+    compact(tree, g)
+    if (tree.num_nodes[g] + need_nodes > max_nodes
+            or tree.num_edges[g] + need_edges > max_edges):
+        reset_tree(tree, g, tree.outcome[g, tree.root[g]])
 
 
 @njit(cache=True, nogil=True)
-def advance_root(nodes, edges_i, meta, root_board, root_info, g, n, k, move):
+def advance_root(tree, game, roots, g, move):
     """Play ``move`` at game ``g``'s root, reusing its subtree. Returns the outcome."""
-    to_play = root_info[g, TO_PLAY]
-    root_board[g, move] = to_play
-    stones = root_info[g, NUM_STONES] + 1
-    root_info[g, TO_PLAY] = -to_play
-    root_info[g, LAST_MOVE] = move
-    root_info[g, NUM_STONES] = stones
-    outcome = outcome_after(root_board[g], n, k, move, stones)
-    root = meta[g, ROOT]
+    root_pos = G.position_at(game, roots, g)
+    G.play(game, root_pos, move)
+    outcome = G.outcome(game, root_pos)
+    root = tree.root[g]
     child = -1
-    count = nodes[g, root, NUM_EDGES]
-    start = nodes[g, root, EDGE_START]
+    count = tree.num_children[g, root]
+    start = tree.first_edge[g, root]
     for e in range(start, start + max(count, 0)):
-        if edges_i[g, e, MOVE] == move:
-            child = edges_i[g, e, CHILD]
+        if tree.move[g, e] == move:
+            child = tree.child[g, e]
     if child >= 0:
-        meta[g, ROOT] = child
+        tree.root[g] = child
     else:
-        reset_tree(nodes, meta, g, outcome)
+        reset_tree(tree, g, outcome)
     return outcome
 
 
 @njit(cache=True, nogil=True)
-def select_leaves(nodes, edges_i, edges_f, meta, root_board, root_info, n, k,
-                  c_puct, virtual_loss, leaves_per_game, sims_done, sims_target,
-                  leaf_planes, leaf_boards, leaf_game, leaf_node, leaf_paths, leaf_depth,
-                  leaf_to_play, board, path):
+def root_to_play(game, roots, g):
+    """Colour to move (+1 / -1) at game ``g``'s root."""
+    return G.to_play(game, G.position_at(game, roots, g))
+
+
+@njit(cache=True, nogil=True)
+def encode_root(game, roots, g, out):
+    """Network planes of game ``g``'s root position into ``out[C, n, n]``."""
+    G.encode(game, G.position_at(game, roots, g), out)
+
+
+@njit(cache=True, nogil=True)
+def legal_at_root(game, roots, g, out):
+    """Legal moves of game ``g``'s root position into bool ``out[A]``; returns how many."""
+    return G.legal_moves(game, G.position_at(game, roots, g), out)
+
+
+@njit(cache=True, nogil=True)
+def select_leaves(tree, game, roots, c_puct, virtual_loss, leaves_per_game, sims_done, sims_target,
+                  leaf_planes, leaves, leaf_game, leaf_node, leaf_paths, leaf_depth, pos, path):
     """Pick up to ``leaves_per_game`` leaves in every game still short of its target.
 
     Terminal leaves are backed up at once. Network leaves are encoded into
-    ``leaf_planes[:B]`` for one batched evaluation; returns B.
+    ``leaf_planes[:B]`` for one batched evaluation and their positions copied
+    into ``leaves`` (a batch of positions); returns B. ``pos`` / ``path`` are
+    scratch (one position, int32 ``[max depth]``).
     """
     b = 0
-    for g in range(meta.shape[0]):
+    for g in range(tree.root.shape[0]):
         in_flight = 0
         for _ in range(leaves_per_game):
             if sims_done[g] + in_flight >= sims_target[g]:
                 break
-            node, depth, to_play, last, stones = descend(
-                nodes, edges_i, edges_f, meta, root_board, root_info, g, n, k,
-                c_puct, virtual_loss, board, path)
-            outcome = nodes[g, node, OUTCOME]
+            node, depth = descend(tree, game, G.position_at(game, roots, g), g,
+                                  c_puct, virtual_loss, pos, path)
+            outcome = tree.outcome[g, node]
             if outcome != ONGOING:
-                backup(edges_i, edges_f, g, path, depth, terminal_value(outcome))
+                backup(tree, g, path, depth, terminal_value(outcome))
                 sims_done[g] += 1
                 continue
-            if nodes[g, node, PENDING]:
+            if tree.pending[g, node]:
                 # Another selection of this step already waits on this leaf.
-                revert_pending(edges_i, g, path, depth)
+                revert_pending(tree, g, path, depth)
                 break
-            nodes[g, node, PENDING] = 1
-            leaf_boards[b, :] = board
-            encode(board, n, to_play, last, leaf_planes[b])
+            tree.pending[g, node] = 1
+            G.copy_position(game, pos, G.position_at(game, leaves, b))
+            G.encode(game, pos, leaf_planes[b])
             leaf_game[b] = g
             leaf_node[b] = node
             leaf_paths[b, :depth] = path[:depth]
             leaf_depth[b] = depth
-            leaf_to_play[b] = to_play
             in_flight += 1
             b += 1
     return b
 
 
 @njit(cache=True, nogil=True)
-def expand_and_backup(nodes, edges_i, edges_f, meta, n, k, num_leaves, leaf_boards, leaf_game,
-                      leaf_node, leaf_paths, leaf_depth, leaf_to_play, priors, values, sims_done,
-                      pruning_params, candidates, candidate_stats):
+def expand_and_backup(tree, game, num_leaves, leaves, leaf_game, leaf_node, leaf_paths, leaf_depth,
+                      priors, values, sims_done, candidates, candidate_stats):
     """Expand every evaluated leaf over its candidate moves and back its value up.
 
-    The candidate set (`stonelab.search.pruning`) is all legal moves unless
-    pruning is configured; the root's children are its candidates, so root
-    move selection uses the same set. ``candidate_stats`` accumulates
-    [expansions, candidates, legal moves].
+    The game decides the candidate set (all legal moves unless it restricts
+    them); the root's children are its candidates, so root move selection uses
+    the same set. ``candidate_stats`` accumulates [expansions, candidates,
+    legal moves].
     """
     for b in range(num_leaves):
         g = leaf_game[b]
-        board = leaf_boards[b]
-        count = candidate_mask(board, n, k, leaf_to_play[b], priors[b], pruning_params, candidates)
-        legal = 0
-        for a in range(candidates.shape[0]):
-            if board[a] == 0:
-                legal += 1
-        if count == 0:  # nothing survived (fallback off): never leave a node without moves
-            for a in range(candidates.shape[0]):
-                candidates[a] = board[a] == 0
-            count = legal
+        count, legal = G.candidates(game, G.position_at(game, leaves, b), priors[b], candidates)
         candidate_stats[0] += 1
         candidate_stats[1] += count
         candidate_stats[2] += legal
-        expand(nodes, edges_i, edges_f, meta, g, leaf_node[b], candidates, priors[b])
-        backup(edges_i, edges_f, g, leaf_paths[b], leaf_depth[b], values[b])
+        expand(tree, g, leaf_node[b], candidates, priors[b])
+        backup(tree, g, leaf_paths[b], leaf_depth[b], values[b])
         sims_done[g] += 1
 
 
 def outcome_is_terminal(outcome: int) -> bool:
-    return outcome in (MOVER_WINS, DRAW)
+    return outcome in (MOVER_WINS, DRAW, MOVER_LOSES)

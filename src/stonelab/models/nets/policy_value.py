@@ -29,11 +29,15 @@ class ResidualBlock(nn.Module):
 
 
 class PolicyValueNet(nn.Module):
-    """``planes [B, 4, n, n]`` -> ``(log_policy [B, n*n], value [B])``."""
+    """``planes [B, 4, n, n]`` -> ``(log_policy [B, A], value [B])``, ``A = n*n`` unless ``num_actions`` is given.
+
+    ``num_actions=n*n+1`` gives Go's pass a policy entry.
+    """
 
     def __init__(self, board_size: int, in_planes: int = 4,
                  channels: tuple[int, ...] = (32, 64, 128), res_blocks: int = 0,
-                 policy_planes: int = 4, value_planes: int = 2, value_hidden: int = 64):
+                 policy_planes: int = 4, value_planes: int = 2, value_hidden: int = 64,
+                 num_actions: int | None = None):
         super().__init__()
         if not channels or min(channels) < 1 or res_blocks < 0:
             raise ConfigError(f"model.net: channels={list(channels)} must be a non-empty list of "
@@ -42,6 +46,8 @@ class PolicyValueNet(nn.Module):
         self.config = {"board_size": board_size, "in_planes": in_planes, "channels": list(channels),
                        "res_blocks": res_blocks, "policy_planes": policy_planes,
                        "value_planes": value_planes, "value_hidden": value_hidden}
+        if num_actions is not None:  # only then, so Gomoku checkpoints keep their config
+            self.config["num_actions"] = num_actions
         n = board_size
         layers: list[nn.Module] = []
         width = in_planes
@@ -51,7 +57,7 @@ class PolicyValueNet(nn.Module):
         layers += [ResidualBlock(width) for _ in range(res_blocks)]
         self.trunk = nn.Sequential(*layers)
         self.policy_conv = nn.Conv2d(width, policy_planes, 1)
-        self.policy_fc = nn.Linear(policy_planes * n * n, n * n)
+        self.policy_fc = nn.Linear(policy_planes * n * n, num_actions or n * n)
         self.value_conv = nn.Conv2d(width, value_planes, 1)
         self.value_fc1 = nn.Linear(value_planes * n * n, value_hidden)
         self.value_fc2 = nn.Linear(value_hidden, 1)

@@ -1,8 +1,10 @@
-"""Candidate-move restriction for expansion (seed 000 and its future work).
+"""Gomoku's candidate moves: which points a search node may expand (seed 000 and its future work).
 
 At expansion the search creates edges only for the points of a candidate set
-C(s) instead of for every legal move. `candidate_mask` is the numba kernel
-that fills a boolean mask for ``tree.expand``; `PruningConfig` holds the knobs
+C(s) instead of for every legal move. This is Gomoku shape logic, so it lives
+beside Gomoku's rules; the search only asks the game (`stonelab.games.gomoku_search`)
+which moves a node may expand. `candidate_mask` is the numba kernel that fills
+that boolean mask; `PruningConfig` holds the knobs
 and packs them with `PruningConfig.params` into an ``int64`` array (indexed by
 the ``P_*`` constants below) so the kernel needs no Python object.
 

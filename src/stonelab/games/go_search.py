@@ -1,0 +1,227 @@
+"""Go as the search sees it: `stonelab.search.game` kernels over `stonelab.games.go`.
+
+An adapter only: the rules stay in `stonelab.games.go`, whose kernels take its
+named position arrays `GoArrays` (``board``, ``group_head``, ..., ``info``,
+``position_hashes``, ``neighbours``). A search position is that namedtuple; a
+batch of positions has a leading axis on every field (``board int8 [G, N]``,
+``group_liberty_bits uint64 [G, N, W]``, ...).
+
+Actions are the ``N = n * n`` points and the pass ``N`` (``A = N + 1``). A game
+ends after two passes in a row or after ``max_moves`` moves (passes included),
+and is then scored by Tromp-Taylor area with komi; the outcome is reported
+from the view of the player who made the last move (MOVER_WINS, MOVER_LOSES
+or DRAW). The move cap bounds random playouts and tree depth.
+
+Network planes (4, from the mover's view, like Gomoku's): own stones,
+opponent stones, the last move (nothing after a pass), all ones when black is
+to move. Candidates are all legal moves (no Go-specific restriction yet). The
+random playout never fills a point whose on-board neighbours are all the
+mover's own stones (a simple eye rule, so playouts end), and passes when no
+other move is left.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from stonelab.errors import ConfigError
+from stonelab.games import go
+from stonelab.games.go import BLACK, EMPTY, I_LAST, I_MOVE, I_OVER, I_SUPERKO, I_TO_PLAY, OK, GoRules
+from stonelab.search import game as search_game
+from stonelab.search.game import DRAW, MOVER_LOSES, MOVER_WINS, ONGOING
+
+GoGame = namedtuple("GoGame", ["n", "komi", "max_moves"])
+GoGame.__doc__ = "Board side ``n``, ``komi`` (float), ``max_moves``: the game is scored after that many moves."
+# A search position is `stonelab.games.go`'s own named arrays: the rules kernels read them by name.
+GoPosition = go.GoArrays
+
+NUM_PLANES = 4
+
+
+@njit(cache=True, nogil=True)
+def _position_at(game, positions, i):
+    p = positions
+    return GoPosition(p.board[i], p.group_head[i], p.group_next[i], p.group_size[i], p.group_liberty_count[i], p.group_liberty_bits[i], p.placed_move[i],
+                      p.info[i], p.position_hashes[i], p.neighbours[i])
+
+
+@njit(cache=True, nogil=True)
+def _copy_position(game, src, dst):
+    dst.board[:] = src.board
+    dst.group_head[:] = src.group_head
+    dst.group_next[:] = src.group_next
+    dst.group_size[:] = src.group_size
+    dst.group_liberty_count[:] = src.group_liberty_count
+    dst.group_liberty_bits[:] = src.group_liberty_bits
+    dst.placed_move[:] = src.placed_move
+    dst.info[:] = src.info
+    dst.position_hashes[:] = src.position_hashes
+    # nbr is never written and the same for every position of one board size
+
+
+@njit(cache=True, nogil=True)
+def _clone_position(game, pos):
+    return GoPosition(pos.board.copy(), pos.group_head.copy(), pos.group_next.copy(), pos.group_size.copy(), pos.group_liberty_count.copy(),
+                      pos.group_liberty_bits.copy(), pos.placed_move.copy(), pos.info.copy(), pos.position_hashes.copy(), pos.neighbours)
+
+
+@njit(cache=True, nogil=True)
+def _play(game, pos, move):
+    go.play_unchecked(pos, move)
+
+
+@njit(cache=True, nogil=True)
+def _finished(game, pos):
+    return pos.info[I_OVER] != 0 or pos.info[I_MOVE] >= game.max_moves
+
+
+@njit(cache=True, nogil=True)
+def _outcome(game, pos):
+    if not _finished(game, pos):
+        return ONGOING
+    score = go.area_score(pos, game.komi) * -pos.info[I_TO_PLAY]  # for the player who just moved
+    if score > 0:
+        return MOVER_WINS
+    if score < 0:
+        return MOVER_LOSES
+    return DRAW
+
+
+@njit(cache=True, nogil=True)
+def _to_play(game, pos):
+    return pos.info[I_TO_PLAY]
+
+
+@njit(cache=True, nogil=True)
+def _num_actions(game):
+    return game.n * game.n + 1
+
+
+@njit(cache=True, nogil=True)
+def _legal_moves(game, pos, out):
+    go.legal_mask(pos, out)
+    count = 0
+    for m in range(out.shape[0]):
+        if out[m]:
+            count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _candidates(game, pos, priors, out):
+    count = _legal_moves(game, pos, out)
+    return count, count
+
+
+@njit(cache=True, nogil=True)
+def _encode(game, pos, out):
+    n = game.n
+    to_play = pos.info[I_TO_PLAY]
+    last = pos.info[I_LAST]
+    colour_plane = 1.0 if to_play == BLACK else 0.0
+    for a in range(n * n):
+        r = a // n
+        c = a % n
+        s = pos.board[a]
+        out[0, r, c] = 1.0 if s == to_play else 0.0
+        out[1, r, c] = 1.0 if s == -to_play else 0.0
+        out[2, r, c] = 1.0 if a == last else 0.0
+        out[3, r, c] = colour_plane
+
+
+@njit(cache=True, nogil=True)
+def _own_eye(pos, p, colour):
+    """Whether every on-board neighbour of the empty point ``p`` is ``colour``'s stone."""
+    for k in range(4):
+        q = pos.neighbours[p, k]
+        if q < 0:
+            break
+        if pos.board[q] != colour:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _rollout(game, pos):
+    start = pos.info[I_TO_PLAY]
+    n_points = pos.board.shape[0]
+    empties = np.empty(n_points, dtype=np.int32)
+    while not _finished(game, pos):
+        colour = pos.info[I_TO_PLAY]
+        count = 0
+        for p in range(n_points):
+            if pos.board[p] == EMPTY:
+                empties[count] = p
+                count += 1
+        move = n_points  # pass unless a move is found
+        while count > 0:
+            i = np.random.randint(count)
+            p = empties[i]
+            count -= 1
+            empties[i] = empties[count]
+            if not _own_eye(pos, p, colour) and go.legal_reason(pos, p) == OK:
+                move = p
+                break
+        go.play_unchecked(pos, move)
+    score = go.area_score(pos, game.komi) * start
+    if score > 0:
+        return 1.0
+    if score < 0:
+        return -1.0
+    return 0.0
+
+
+search_game.register_game(
+    GoGame, position_at=_position_at, copy_position=_copy_position, clone_position=_clone_position,
+    play=_play, outcome=_outcome, to_play=_to_play, num_actions=_num_actions, legal_moves=_legal_moves,
+    candidates=_candidates, encode=_encode, rollout=_rollout)
+
+
+class GoSearch:
+    """Go for `stonelab.search` (see `stonelab.search.game.SearchGame`).
+
+    Pass it where the search takes ``rules`` (`BatchedMCTS`, `SelfPlaySlots`):
+    ``BatchedMCTS(GoSearch(GoRules(9)), games, config)``.
+    """
+
+    num_planes = NUM_PLANES
+
+    def __init__(self, rules: GoRules, pruning=None, max_moves: int | None = None):
+        if pruning is not None and getattr(pruning, "enabled", False):
+            raise ConfigError("candidate pruning is Gomoku's; Go searches all legal moves")
+        self.rules = rules
+        self.pruning = None
+        self.board_size = rules.n
+        self.num_actions = rules.num_actions
+        self.max_moves = int(max_moves or 2 * rules.num_points)
+        self.spec = GoGame(rules.n, float(rules.komi), self.max_moves)
+
+    def new_positions(self, count: int) -> GoPosition:
+        one = go.new_arrays(self.rules.n, self.max_moves + 2)
+        positions = GoPosition(*(np.repeat(field[None], count, axis=0) for field in one))
+        for i in range(count):
+            self.reset_position(positions, i)
+        return positions
+
+    def reset_position(self, positions: GoPosition, i: int) -> None:
+        one = go.new_arrays(self.rules.n, self.max_moves + 2)
+        one.info[I_SUPERKO] = 1 if self.rules.superko else 0
+        for field, value in zip(positions, one, strict=True):
+            field[i] = value
+
+    def illegal_reason(self, positions: GoPosition, i: int, move: int) -> str | None:
+        pos = GoPosition(*(field[i] for field in positions))
+        reason = go.legal_reason(pos, int(move))
+        return None if reason == OK else f"move {move} is illegal ({go.REASONS[reason]})"
+
+    def position(self, state: go.GoState) -> GoPosition:
+        """A search position from a `GoState` (its hash history is kept up to the move cap)."""
+        one = go.new_arrays(self.rules.n, self.max_moves + 2)
+        arrays = list(go.copy_arrays(state.arrays))
+        hashes = one.position_hashes
+        used = min(len(state.arrays.position_hashes), len(hashes))
+        hashes[:used] = state.arrays.position_hashes[:used]
+        return GoPosition(*arrays)._replace(position_hashes=hashes)
