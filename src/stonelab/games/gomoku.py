@@ -147,9 +147,14 @@ def would_win(board, n, k, move, colour):
 
 @njit(cache=True, nogil=True)
 def legal_mask(board, out):
-    """``out[a] = True`` for every empty point (every empty point is legal)."""
+    """``out[a] = True`` for every empty point (every empty point is legal); returns their count."""
+    count = 0
     for a in range(board.shape[0]):
-        out[a] = board[a] == EMPTY
+        legal = board[a] == EMPTY
+        out[a] = legal
+        if legal:
+            count += 1
+    return count
 
 
 @njit(cache=True, nogil=True)

@@ -84,7 +84,7 @@ import numpy as np
 from numba import njit
 
 from stonelab.errors import ConfigError
-from stonelab.games.gomoku import DIRECTIONS, EMPTY, run_through, would_win
+from stonelab.games.gomoku import DIRECTIONS, EMPTY, legal_mask, run_through, would_win
 
 # --- packed parameters (`PruningConfig.params`) --------------------------------------------------
 P_WINDOW = 0          # window side; 0 = no window
@@ -250,17 +250,6 @@ def is_tactical(board, n, k):
 
 
 @njit(cache=True, nogil=True)
-def _fill_legal(board, out):
-    count = 0
-    for a in range(board.shape[0]):
-        legal = board[a] == EMPTY
-        out[a] = legal
-        if legal:
-            count += 1
-    return count
-
-
-@njit(cache=True, nogil=True)
 def _mark_top_k(eligible, priors, top_k, out):
     """Mark the ``top_k`` highest-prior ``eligible`` points (ties: lowest index) in ``out``.
 
@@ -347,7 +336,7 @@ def candidate_mask(board, n, k, to_play, priors, params, out):
             out[a] = False
         return _add_top_k(board, priors, top_k, out)
     if window <= 0 and top_k <= 0:
-        return _fill_legal(board, out)
+        return legal_mask(board, out)
     fallback = params[P_FALLBACK] != 0
 
     count = 0
@@ -358,7 +347,7 @@ def candidate_mask(board, n, k, to_play, priors, params, out):
         if params[P_ADAPTIVE] != 0 and is_tactical(board, n, k):
             w += params[P_ADAPTIVE_STEP]
         if fallback and n <= w:
-            return _fill_legal(board, out)
+            return legal_mask(board, out)
         lo_r, lo_c = _window_origin(board, n, w)
         for r in range(lo_r, min(n, lo_r + w)):
             for c in range(lo_c, min(n, lo_c + w)):
@@ -367,7 +356,7 @@ def candidate_mask(board, n, k, to_play, priors, params, out):
                     out[a] = True
                     count += 1
         if fallback and count == 0:
-            return _fill_legal(board, out)
+            return legal_mask(board, out)
         if top_k > 0 and params[P_TOP_K_MODE] == TOP_K_WITHIN and count > top_k:
             count = _keep_top_k(priors, top_k, out)
 

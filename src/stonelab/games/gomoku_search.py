@@ -32,6 +32,7 @@ from stonelab.games.gomoku import (
     ONGOING,
     GomokuRules,
     encode,
+    legal_mask,
     outcome_after,
 )
 from stonelab.search import game as search_game
@@ -124,14 +125,7 @@ def _num_actions(game):
 
 @njit(cache=True, nogil=True)
 def _legal_moves(game, pos, out):
-    count = 0
-    board = pos.board
-    for a in range(board.shape[0]):
-        legal = board[a] == EMPTY
-        out[a] = legal
-        if legal:
-            count += 1
-    return count
+    return legal_mask(pos.board, out)
 
 
 @njit(cache=True, nogil=True)
