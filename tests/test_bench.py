@@ -47,3 +47,12 @@ def test_mcts_suite_runs_go(capsys):
 def test_unknown_game_is_a_clear_error(capsys):
     assert bench.main(["mcts", "--game", "chess"]) == 2
     assert "--game 'chess'" in capsys.readouterr().err
+
+
+def test_update_suite_times_one_thread_beside_many(capsys):
+    code = bench.main(["update", "--json", "--board-size", "6", "--win-length", "4", "--batch-size", "16",
+                       "--steps", "1", "--threads", "2"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["seconds_per_update_1_thread"] > 0 and out["seconds_per_update_2_threads"] > 0
+    assert out["speedup_of_threads"] == out["seconds_per_update_1_thread"] / out["seconds_per_update_2_threads"]

@@ -18,6 +18,9 @@ Suites:
   pruning  moves expanded per node and neural-MCTS playouts/s, unpruned vs each
            candidate-restriction variant of seed 000's ablation, on the same
            fixed positions with the same (untrained, seeded) network.
+  update   seconds per AlphaZero update (the default net, 512 positions, 5 passes)
+           on one torch thread and on `--threads`, side by side: how many threads
+           training should get on this machine.
 """
 
 from __future__ import annotations
@@ -328,6 +331,7 @@ class _StepTimes:
 def suite_train(args) -> dict:
     """maddison_cnn training: Lightning loop vs a plain PyTorch loop on the same batches,
     then a real Lightning run on the KGS stream to measure the time spent waiting for data."""
+    args.batch_size = args.batch_size or 128
     import tempfile
     import warnings
 
@@ -393,7 +397,61 @@ def suite_train(args) -> dict:
     }
 
 
-SUITES = {"mcts": suite_mcts, "pruning": suite_pruning, "kgs": suite_kgs, "train": suite_train}
+def _update_seconds(net, batch, passes: int, threads: int, repeats: int) -> float:
+    """Seconds per AlphaZero update on ``threads`` torch threads: what `AlphaZeroModule.training_step`
+    computes (a no-grad forward, then per pass forward + loss + backward + AdamW + the KL forward)."""
+    import torch
+
+    states, policies, values = batch
+    opt = torch.optim.AdamW(net.parameters(), lr=1e-4)
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        def update():
+            with torch.no_grad():
+                net(states)
+            for _ in range(passes):
+                log_p, v = net(states)
+                loss = torch.mean((values - v) ** 2) - torch.mean(torch.sum(policies * log_p, dim=1))
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                with torch.no_grad():
+                    net(states)
+
+        update()  # warm-up
+        start = time.perf_counter()
+        for _ in range(repeats):
+            update()
+        return (time.perf_counter() - start) / repeats
+    finally:
+        torch.set_num_threads(before)
+
+
+def suite_update(args) -> dict:
+    """AlphaZero update time on 1 torch thread and on ``--threads``, side by side (default net,
+    ``--batch-size`` positions, default 512 as data.batch_size, 5 passes as model.epochs_per_step)."""
+    import torch
+
+    from stonelab.games.gomoku import GomokuRules
+    from stonelab.models.nets.policy_value import PolicyValueNet
+
+    rules = GomokuRules(args.board_size, args.win_length)
+    batch_size = args.batch_size or 512
+    torch.manual_seed(0)
+    net = PolicyValueNet(board_size=rules.n)
+    a = rules.num_actions
+    batch = (torch.randint(0, 2, (batch_size, 4, rules.n, rules.n)).float(),
+             torch.softmax(torch.randn(batch_size, a), dim=1), torch.rand(batch_size) * 2 - 1)
+    one = _update_seconds(net, batch, 5, 1, args.steps)
+    many = _update_seconds(net, batch, 5, args.threads, args.steps)
+    return {"game": rules.name, "batch_size": batch_size, "passes": 5, "updates_timed": args.steps,
+            "seconds_per_update_1_thread": one, f"seconds_per_update_{args.threads}_threads": many,
+            "speedup_of_threads": one / many}
+
+
+SUITES = {"mcts": suite_mcts, "pruning": suite_pruning, "kgs": suite_kgs, "train": suite_train,
+          "update": suite_update}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -416,8 +474,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=3.0, help="minimum time per pure-MCTS timing")
     parser.add_argument("--sources", nargs="+", default=["data/kgs"],
                         help="SGF files, folders or archives (kgs, train)")
-    parser.add_argument("--steps", type=int, default=20, help="training steps per loop (train)")
-    parser.add_argument("--batch-size", type=int, default=128, help="(train)")
+    parser.add_argument("--steps", type=int, default=20, help="training steps per loop (train); updates timed (update)")
+    parser.add_argument("--batch-size", type=int, default=None, help="train (default 128), update (default 512)")
     parser.add_argument("--depth", type=int, default=12, help="maddison_cnn layers (train)")
     parser.add_argument("--filters", type=int, default=128, help="maddison_cnn filters (train)")
     parser.add_argument("--workers", type=int, default=1, help="DataLoader workers (train)")
