@@ -20,6 +20,7 @@ from stonelab.resume import run_folder_of
 from stonelab.run_folder import remove_litter_of_failed_run, remove_partial_checkpoints
 from stonelab.utils.checkpoint_io import AtomicCheckpointIO
 from stonelab.utils.console import quiet_lightning
+from stonelab.utils.threads import set_threads
 
 # AlphaZeroModule.training_step(dataloader_iter) is deliberate (see its comment).
 warnings.filterwarnings("ignore", message=".*dataloader_iter.*")
@@ -70,7 +71,7 @@ def train(cfg: DictConfig) -> dict:
 def _train(cfg: DictConfig, start: float) -> dict:
     check_model_data(cfg)
     check_seed(cfg)
-    set_training_threads(cfg.get("torch_threads"))
+    set_threads(cfg.get("torch_threads"))  # training updates; search sets its own
     remove_partial_checkpoints(cfg.paths.output_dir)
     L.seed_everything(cfg.seed, workers=True, verbose=False)
     game, datamodule, model, callbacks, loggers, trainer = build(cfg)
@@ -191,15 +192,6 @@ def check_seed(cfg: DictConfig) -> None:
     seed = cfg.get("seed")
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**32:
         raise ConfigError(f"seed={seed!r} must be a whole number in [0, 2**32)")
-
-
-def set_training_threads(threads) -> None:
-    """torch's threads for training (None: its default); search sets its own around each round."""
-    if threads is None:
-        return
-    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
-        raise ConfigError(f"torch_threads={threads!r} must be a whole number >= 1 (or null: torch's default)")
-    torch.set_num_threads(threads)
 
 
 def check_budget(cfg: DictConfig, model, callbacks) -> None:

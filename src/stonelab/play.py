@@ -6,12 +6,12 @@
 
 from __future__ import annotations
 
-import torch
 from omegaconf import DictConfig
 
 from stonelab import __version__
 from stonelab.errors import ConfigError
 from stonelab.utils.device import resolve_device
+from stonelab.utils.threads import set_threads
 
 PROTOCOLS = ("gtp", "gomocup")
 
@@ -48,7 +48,6 @@ def run(cfg: DictConfig) -> None:
     if not cfg.get("ckpt_path"):
         raise ConfigError("ckpt_path=... is required: a maddison_cnn or belief_vit checkpoint (protocol=gtp) "
                           "or an alphazero one (protocol=gomocup)")
-    if cfg.torch_threads:
-        torch.set_num_threads(int(cfg.torch_threads))
+    set_threads(cfg.torch_threads)
     engine = gtp_engine(cfg) if cfg.protocol == "gtp" else gomocup_engine(cfg)
     engine.run()

@@ -44,3 +44,14 @@ def test_self_play_round_runs_on_one_thread(tmp_path, monkeypatch):
         assert torch.get_num_threads() == 2  # training keeps the threads it was given
     finally:
         torch.set_num_threads(1)
+
+
+def test_a_thread_count_that_is_not_a_whole_number_is_refused_by_name():
+    import pytest
+
+    from stonelab.errors import ConfigError
+    from stonelab.utils.threads import set_threads
+
+    for bad in ["abc", 0, 1.5, True]:
+        with pytest.raises(ConfigError, match=r"torch_threads=.* must be a whole number >= 1"):
+            set_threads(bad)

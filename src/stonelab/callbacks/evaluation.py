@@ -18,7 +18,7 @@ from stonelab.errors import ConfigError, check
 from stonelab.models import checkpoints
 from stonelab.models.alphazero import net_evaluator
 from stonelab.search.mcts import MCTSConfig
-from stonelab.utils.threads import torch_threads
+from stonelab.utils.threads import check_threads, torch_threads
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +49,8 @@ class Evaluation(L.Callback):
              f"callbacks.evaluation.playouts_step={playouts_step!r} must be a whole number >= 0"),
             (lambda: isinstance(max_pure_playouts, int) and max_pure_playouts >= 1,
              f"callbacks.evaluation.max_pure_playouts={max_pure_playouts!r} must be a whole number >= 1"),
-            (lambda: torch_threads is None or (isinstance(torch_threads, int) and torch_threads >= 1),
-             f"callbacks.evaluation.torch_threads={torch_threads!r} must be a whole number >= 1 "
-             f"(or null: torch's default)"),
         ])
+        check_threads(torch_threads, "callbacks.evaluation.torch_threads")
         if opponent_checkpoint and not os.path.isfile(opponent_checkpoint):
             raise ConfigError(f"callbacks.evaluation.opponent_checkpoint={opponent_checkpoint}: no such file")
         self.search = search if isinstance(search, MCTSConfig) else MCTSConfig(**search)

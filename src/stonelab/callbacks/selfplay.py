@@ -14,7 +14,7 @@ from stonelab.errors import check
 from stonelab.games.gomoku_candidates import PruningConfig
 from stonelab.search.mcts import MCTSConfig
 from stonelab.search.selfplay import SelfPlaySlots
-from stonelab.utils.threads import torch_threads
+from stonelab.utils.threads import check_threads, torch_threads
 
 
 class SelfPlay(L.Callback):
@@ -42,10 +42,8 @@ class SelfPlay(L.Callback):
              f"callbacks.selfplay.parallel_games={parallel_games!r} must be >= 1 (or null: all)"),
             (lambda: temperature_moves >= 0,
              f"callbacks.selfplay.temperature_moves={temperature_moves!r} must be >= 0"),
-            (lambda: torch_threads is None or (isinstance(torch_threads, int) and torch_threads >= 1),
-             f"callbacks.selfplay.torch_threads={torch_threads!r} must be a whole number >= 1 "
-             f"(or null: torch's default)"),
         ])
+        check_threads(torch_threads, "callbacks.selfplay.torch_threads")
         self.search = search if isinstance(search, MCTSConfig) else MCTSConfig(**search)
         self.pruning = as_pruning(pruning)
         self.games_per_round = games_per_round

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import time
 
-import torch
 from omegaconf import DictConfig
 
 from stonelab.errors import ConfigError, check
 from stonelab.eval_tasks import write_result
 from stonelab.utils.device import resolve_device
+from stonelab.utils.threads import set_threads
 
 
 def run(cfg: DictConfig) -> dict:
@@ -35,7 +34,7 @@ def run(cfg: DictConfig) -> dict:
             f"max_moves={cfg.max_moves} must be >= 1 (or null)"),
            (lambda: cfg.opponent_timeout > 0, f"opponent_timeout={cfg.opponent_timeout} must be > 0 seconds"),
            (isinstance(cfg.komi, int | float), f"komi={cfg.komi} must be a number")])
-    torch.set_num_threads(cfg.torch_threads or os.cpu_count() or 1)
+    set_threads(cfg.torch_threads)
     device = resolve_device(cfg.device)
     predictor = MovePredictor.from_checkpoint(cfg.ckpt_path, device=device)  # refuses alphazero checkpoints
     rules = GoRules(predictor.rules.n, komi=float(cfg.komi))

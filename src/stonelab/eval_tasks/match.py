@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import time
 
-import torch
 from omegaconf import DictConfig
 
 from stonelab.arena.players import NeuralMCTSPlayer, PureMCTSPlayer, play_match
@@ -16,6 +14,7 @@ from stonelab.models import checkpoints
 from stonelab.models.alphazero import net_evaluator
 from stonelab.search.mcts import MCTSConfig
 from stonelab.utils.device import resolve_device
+from stonelab.utils.threads import set_threads
 
 
 def run(cfg: DictConfig) -> dict:
@@ -23,7 +22,7 @@ def run(cfg: DictConfig) -> dict:
     path = require_checkpoint(cfg)
     if cfg.games < 1:
         raise ConfigError(f"games={cfg.games} must be >= 1")
-    torch.set_num_threads(cfg.torch_threads or os.cpu_count() or 1)
+    set_threads(cfg.torch_threads)
     device = resolve_device(cfg.device)
     loaded = checkpoints.load(path, game="gomoku")  # a Go checkpoint is refused by name
     game = loaded.game

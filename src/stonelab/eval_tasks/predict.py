@@ -9,7 +9,6 @@ cache and the same split as training.
 
 from __future__ import annotations
 
-import os
 import time
 
 import torch
@@ -18,6 +17,7 @@ from omegaconf import DictConfig
 from stonelab.errors import ConfigError
 from stonelab.eval_tasks import require_checkpoint, write_result
 from stonelab.utils.device import resolve_device
+from stonelab.utils.threads import set_threads
 
 SPLITS = ("all", "train", "val", "test")
 
@@ -34,7 +34,7 @@ def run(cfg: DictConfig) -> dict:
     split = data.get("split", "all")
     if split not in SPLITS:
         raise ConfigError(f"data.split={split!r}: choose all, train, val or test")
-    torch.set_num_threads(cfg.torch_threads or os.cpu_count() or 1)
+    set_threads(cfg.torch_threads)
     device = resolve_device(cfg.device)
     loaded = checkpoints.load(path, game="go")
     net = loaded.net.to(device)

@@ -12,6 +12,21 @@ from contextlib import contextmanager
 
 import torch
 
+from stonelab.errors import ConfigError
+
+
+def check_threads(count, key: str) -> None:
+    """Refuse a thread setting that is not a whole number >= 1 (None: torch's default)."""
+    if count is not None and (not isinstance(count, int) or isinstance(count, bool) or count < 1):
+        raise ConfigError(f"{key}={count!r} must be a whole number >= 1 (or null: torch's default)")
+
+
+def set_threads(count, key: str = "torch_threads") -> None:
+    """Give torch ``count`` threads from here on (None: leave torch's default), checked first."""
+    check_threads(count, key)
+    if count is not None:
+        torch.set_num_threads(count)
+
 
 @contextmanager
 def torch_threads(count: int | None):
