@@ -121,17 +121,16 @@ def test_random_rollout_values_are_from_the_movers_view():
         board[a] = colour
         assert wins_for(board, -colour) == set()
         board[a] = 0
-    stones = int(np.count_nonzero(board))
     # Black to move: blocking at a draws, playing b lets white win.
     black_values = set()
     white_values = set()
     for seed in range(20):
         seed_numba(seed)
         scratch = board.copy()
-        black_values.add(random_rollout(scratch, 6, 4, BLACK, stones))
+        black_values.add(random_rollout(scratch, 6, 4, BLACK))
         assert np.count_nonzero(scratch) in (35, 36)
         seed_numba(seed)
-        white_values.add(random_rollout(board.copy(), 6, 4, WHITE, stones))
+        white_values.add(random_rollout(board.copy(), 6, 4, WHITE))
     assert black_values == {0.0, -1.0}
     # White to move: taking a wins, playing b lets black block.
     assert white_values == {0.0, 1.0}
@@ -140,8 +139,8 @@ def test_random_rollout_values_are_from_the_movers_view():
 def test_random_rollout_on_a_single_point():
     board = board_from_rows(ROLLOUT_ROWS)
     board[11] = BLACK
-    assert random_rollout(board.copy(), 6, 4, WHITE, 35) == 1.0
-    assert random_rollout(board.copy(), 6, 4, BLACK, 35) == 0.0
+    assert random_rollout(board.copy(), 6, 4, WHITE) == 1.0
+    assert random_rollout(board.copy(), 6, 4, BLACK) == 0.0
 
 
 def test_pure_mcts_beats_random_player():

@@ -122,6 +122,40 @@ def line_length(board, n, move):
     return best
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _run(board, n, r, c, dr, dc, colour, need):
+    """How many ``colour`` stones follow (r, c) along (dr, dc), counting at most ``need``."""
+    count = 0
+    r += dr
+    c += dc
+    while count < need and 0 <= r < n and 0 <= c < n and board[r * n + c] == colour:
+        count += 1
+        r += dr
+        c += dc
+    return count
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _line_along(board, n, k, r, c, dr, dc, colour):
+    ahead = _run(board, n, r, c, dr, dc, colour, k - 1)
+    return ahead + _run(board, n, r, c, -dr, -dc, colour, k - 1 - ahead) >= k - 1
+
+
+@njit(cache=True, nogil=True)
+def makes_line(board, n, k, move):
+    """Whether the stone on ``move`` stands in a line of ``k`` or more of its colour.
+
+    The question `outcome_after` asks after every move of every playout: it
+    stops counting at ``k`` and after the first direction that has a line
+    (`line_length` measures the longest line in full).
+    """
+    colour = board[move]
+    r = move // n
+    c = move % n
+    return (_line_along(board, n, k, r, c, 0, 1, colour) or _line_along(board, n, k, r, c, 1, 0, colour)
+            or _line_along(board, n, k, r, c, 1, 1, colour) or _line_along(board, n, k, r, c, 1, -1, colour))
+
+
 @njit(cache=True, nogil=True)
 def outcome_after(board, n, k, move, n_stones):
     """Outcome once ``move`` stands on ``board`` and the board holds ``n_stones``.
@@ -129,7 +163,7 @@ def outcome_after(board, n, k, move, n_stones):
     Only lines through the last move are checked: a line elsewhere would have
     ended the game earlier.
     """
-    if line_length(board, n, move) >= k:
+    if makes_line(board, n, k, move):
         return MOVER_WINS
     if n_stones >= n * n:
         return DRAW

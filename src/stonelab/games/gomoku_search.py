@@ -33,6 +33,7 @@ from stonelab.games.gomoku import (
     GomokuRules,
     encode,
     legal_mask,
+    makes_line,
     outcome_after,
 )
 from stonelab.search import game as search_game
@@ -55,14 +56,23 @@ TO_PLAY, LAST_MOVE, NUM_STONES = 0, 1, 2
 
 
 @njit(cache=True, nogil=True)
-def random_rollout(board, n, k, to_play, stones):
-    """Play uniformly random moves to the end; value for ``to_play`` (+1, 0, -1)."""
+def random_rollout(board, n, k, to_play):
+    """Play uniformly random moves to the end; value for ``to_play`` (+1, 0, -1).
+
+    Lines are only looked for once the mover has ``k`` stones on the board.
+    """
     empties = np.empty(board.shape[0], dtype=np.int32)
     count = 0
+    mine = 0  # stones of the player to move next, then of the other one
+    theirs = 0
     for a in range(board.shape[0]):
         if board[a] == 0:
             empties[count] = a
             count += 1
+        elif board[a] == to_play:
+            mine += 1
+        else:
+            theirs += 1
     player = to_play
     while count > 0:
         i = np.random.randint(count)
@@ -70,10 +80,11 @@ def random_rollout(board, n, k, to_play, stones):
         count -= 1
         empties[i] = empties[count]
         board[move] = player
-        stones += 1
-        if outcome_after(board, n, k, move, stones) == MOVER_WINS:
+        mine += 1
+        if mine >= k and makes_line(board, n, k, move):
             return 1.0 if player == to_play else -1.0
         player = -player
+        mine, theirs = theirs, mine
     return 0.0
 
 
@@ -150,7 +161,7 @@ def _encode(game, pos, out):
 
 @njit(cache=True, nogil=True)
 def _rollout(game, pos):
-    return random_rollout(pos.board, game.n, game.k, pos.info[TO_PLAY], pos.info[NUM_STONES])
+    return random_rollout(pos.board, game.n, game.k, pos.info[TO_PLAY])
 
 
 search_game.register_game(
