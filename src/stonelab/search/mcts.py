@@ -10,6 +10,7 @@ reused between moves. The game comes from ``rules.search_game(pruning)`` (a
 from __future__ import annotations
 
 from collections.abc import Callable
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -89,6 +90,7 @@ class BatchedMCTS:
         if m < config.playouts + 2:
             raise SearchConfigError(f"max_nodes={m} cannot hold one search of "
                                     f"{config.playouts} playouts (needs >= {config.playouts + 2})")
+        self.max_nodes = m
         self.tree = T.new_tree(num_games, m, m * a)
         self.roots = self.game.new_positions(num_games)
         self.outcomes = np.zeros(num_games, dtype=np.int32)
@@ -148,12 +150,22 @@ class BatchedMCTS:
         return planes
 
     def search(self, evaluate: Evaluator, games: np.ndarray | None = None,
-               *, add_noise: bool = False) -> np.ndarray:
-        """Run ``playouts`` simulations in each game of ``games`` (default: all ongoing).
+               *, add_noise: bool = False, playouts: int | None = None,
+               deadline: float | None = None) -> np.ndarray:
+        """Run ``playouts`` simulations (default ``config.playouts``) in each game of
+        ``games`` (default: all ongoing), stopping early once ``time.monotonic()``
+        passes ``deadline``.
 
-        Returns root visit counts ``[G, A]`` float32 (zero rows for games not searched).
+        Returns root visit counts ``[G, A]`` float32 (zero rows for games not
+        searched); with a reused tree they include the visits of earlier searches.
+        Between batched evaluations the clock is read, so a search overshoots its
+        deadline by at most one evaluation.
         """
         cfg = self.config
+        playouts = cfg.playouts if playouts is None else playouts
+        if playouts + 2 > self.max_nodes:
+            raise SearchConfigError(f"{playouts} playouts do not fit a tree of {self.max_nodes} nodes "
+                                    f"(search in smaller steps, or build BatchedMCTS with max_nodes=)")
         tree, spec = self.tree, self.game.spec
         active = np.zeros(self.num_games, dtype=bool)
         if games is None:
@@ -163,12 +175,12 @@ class BatchedMCTS:
         active &= self.outcomes == ONGOING
         a = self.game.num_actions
         for g in np.flatnonzero(active):
-            T.ensure_room(tree, g, cfg.playouts + 1, a)
+            T.ensure_room(tree, g, playouts + 1, a)
         # A root not yet expanded takes one extra simulation, so the root
         # children always gain exactly `playouts` visits.
         root_fresh = tree.num_children[np.arange(self.num_games), tree.root] < 0
         sims_done = np.zeros(self.num_games, dtype=np.int64)
-        sims_target = np.where(active, cfg.playouts + root_fresh, 0).astype(np.int64)
+        sims_target = np.where(active, playouts + root_fresh, 0).astype(np.int64)
         noise_pending = active.copy() if add_noise else np.zeros_like(active)
         self._apply_noise(noise_pending)
         while np.any(sims_done < sims_target):
@@ -185,6 +197,8 @@ class BatchedMCTS:
                     self._candidates, self.candidate_stats)
                 self.evaluations += b
             self._apply_noise(noise_pending)
+            if deadline is not None and time.monotonic() >= deadline:
+                break
         self.simulations += int(sims_done.sum() - root_fresh[active].sum())  # playouts, as configured
         visits = np.zeros((self.num_games, a), dtype=np.float32)
         for g in np.flatnonzero(active):
