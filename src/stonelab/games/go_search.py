@@ -42,10 +42,16 @@ NUM_PLANES = 4
 
 
 @njit(cache=True, nogil=True)
-def _position_at(game, positions, i):
+def go_position_at(positions, i):
+    """Position ``i`` of a batch of Go search positions, as views (writes go through)."""
     p = positions
-    return GoPosition(p.board[i], p.group_head[i], p.group_next[i], p.group_size[i], p.group_liberty_count[i], p.group_liberty_bits[i], p.placed_move[i],
-                      p.info[i], p.position_hashes[i], p.neighbours[i])
+    return GoPosition(p.board[i], p.group_head[i], p.group_next[i], p.group_size[i], p.group_liberty_count[i],
+                      p.group_liberty_bits[i], p.placed_move[i], p.info[i], p.position_hashes[i], p.neighbours[i])
+
+
+@njit(cache=True, nogil=True)
+def _position_at(game, positions, i):
+    return go_position_at(positions, i)
 
 
 @njit(cache=True, nogil=True)

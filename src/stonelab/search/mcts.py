@@ -23,6 +23,20 @@ from stonelab.search.game import ONGOING
 Evaluator = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
+class PositionEvaluator:
+    """An evaluator that reads the leaf positions themselves rather than the game's planes.
+
+    For nets with their own input features (the Go move predictors' 36 planes, with
+    liberties and ladders) and for leaf values from random playouts. `BatchedMCTS`
+    calls ``evaluate_positions(positions, count)``: ``positions`` is a batch of the
+    game's search positions of which the first ``count`` are the leaves; it returns
+    (priors [count, A] float32, values [count] float32 in [-1, 1], for the side to move).
+    """
+
+    def evaluate_positions(self, positions, count: int) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+
 class SearchConfigError(ConfigError):
     """A search setting outside its valid range."""
 
@@ -44,6 +58,10 @@ class MCTSConfig:
     dirichlet_alpha: float = 0.3
     dirichlet_epsilon: float = 0.25
     reuse_tree: bool = True
+    seconds: float | None = None  # a time limit per move for engines (GTP); None: playouts only
+    go_value: str = "auto"  # Go leaf value: net | playouts | none | auto (`stonelab.models.go_evaluator`)
+    go_value_playouts: int = 4  # random playouts per leaf with go_value=playouts
+    max_nodes: int | None = None  # tree size of an engine's search; None: twice the playouts
 
     def __post_init__(self):
         check([
@@ -56,6 +74,14 @@ class MCTSConfig:
             (lambda: self.dirichlet_alpha > 0, f"search.dirichlet_alpha={self.dirichlet_alpha!r} must be > 0"),
             (lambda: 0 <= self.dirichlet_epsilon <= 1,
              f"search.dirichlet_epsilon={self.dirichlet_epsilon!r} must be in [0, 1]"),
+            (lambda: self.seconds is None or (isinstance(self.seconds, (int, float)) and self.seconds > 0),
+             f"search.seconds={self.seconds!r} must be null or > 0"),
+            (lambda: self.go_value in ("auto", "net", "playouts", "none"),
+             f"search.go_value={self.go_value!r}: choose auto, net, playouts or none"),
+            (lambda: isinstance(self.go_value_playouts, int) and self.go_value_playouts >= 1,
+             f"search.go_value_playouts={self.go_value_playouts!r} must be an integer >= 1"),
+            (lambda: self.max_nodes is None or (isinstance(self.max_nodes, int) and self.max_nodes >= 16),
+             f"search.max_nodes={self.max_nodes!r} must be null or an integer >= 16"),
         ], SearchConfigError)
 
 
@@ -86,10 +112,7 @@ class BatchedMCTS:
         self.candidate_stats = np.zeros(3, dtype=np.int64)
         n, a = self.game.board_size, self.game.num_actions
         # A tree needs a node per simulation; twice that leaves room for reuse.
-        m = max_nodes or 2 * (config.playouts + 2) + 8
-        if m < config.playouts + 2:
-            raise SearchConfigError(f"max_nodes={m} cannot hold one search of "
-                                    f"{config.playouts} playouts (needs >= {config.playouts + 2})")
+        m = max_nodes or config.max_nodes or 2 * (config.playouts + 2) + 8
         self.max_nodes = m
         self.tree = T.new_tree(num_games, m, m * a)
         self.roots = self.game.new_positions(num_games)
@@ -124,6 +147,13 @@ class BatchedMCTS:
     def reset(self, g: int) -> None:
         """Game ``g`` back to the start position with an empty tree."""
         self.game.reset_position(self.roots, g)
+        self.outcomes[g] = ONGOING
+        T.reset_tree(self.tree, g, ONGOING)
+
+    def set_position(self, g: int, position) -> None:
+        """Game ``g`` from ``position`` (one search position of the game) with an empty tree."""
+        for field, value in zip(self.roots, position, strict=True):
+            field[g] = value
         self.outcomes[g] = ONGOING
         T.reset_tree(self.tree, g, ONGOING)
 
@@ -189,7 +219,10 @@ class BatchedMCTS:
                 sims_done, sims_target, self._leaf_planes, self._leaves, self._leaf_game,
                 self._leaf_node, self._leaf_paths, self._leaf_depth, self._pos, self._path)
             if b > 0:
-                priors, values = evaluate(self._leaf_planes[:b])
+                if isinstance(evaluate, PositionEvaluator):
+                    priors, values = evaluate.evaluate_positions(self._leaves, b)
+                else:
+                    priors, values = evaluate(self._leaf_planes[:b])
                 T.expand_and_backup(
                     tree, spec, b, self._leaves, self._leaf_game, self._leaf_node, self._leaf_paths,
                     self._leaf_depth, np.ascontiguousarray(priors, dtype=np.float32),

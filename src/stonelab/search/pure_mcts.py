@@ -47,3 +47,22 @@ def pure_mcts_search(game, root, playouts, c_puct, seed):
     visits = np.zeros(a, dtype=np.float32)
     T.root_visits(tree, 0, visits)
     return visits
+
+
+@njit(cache=True, nogil=True)
+def mean_rollout_values(game, positions, count, rollouts, out):
+    """``out[i]``: mean result of ``rollouts`` random playouts from position ``i`` of the
+    batch, for its side to move (+1 won .. -1 lost); the positions are left unchanged.
+
+    The leaf value of a search whose net has no value output (Go's ``go_value=playouts``).
+    """
+    if count == 0:
+        return
+    scratch = G.clone_position(game, G.position_at(game, positions, 0))
+    for i in range(count):
+        pos = G.position_at(game, positions, i)
+        total = 0.0
+        for _ in range(rollouts):
+            G.copy_position(game, pos, scratch)
+            total += G.rollout(game, scratch)
+        out[i] = total / rollouts

@@ -1,0 +1,169 @@
+"""A Go game searched by MCTS: the engine behind GTP ``genmove`` and the analysis commands.
+
+    player = GoSearchPlayer(rules, GoNetEvaluator(predictor, search), MCTSConfig(playouts=800))
+    player.sync(state)                       # the game's current position (a `GoState`)
+    player.search(deadline=time.monotonic() + 5)
+    player.best_move(), player.analysis()
+
+One tree, kept between moves: `sync` recognises the position after one more move from
+the root and keeps that subtree; any other position (undo, a new game, loadsgf, a colour
+moving twice) starts a fresh tree. Superko is part of the position (the rules kernels
+refuse a move that repeats a whole-board position), so the root's children are legal
+under it. A finished game (two passes) is searched on: the search position resumes play,
+as GUIs do for cleanup.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from stonelab.games import go
+from stonelab.games.go import GoRules, GoState
+from stonelab.games.go_search import GoSearch, go_position_at
+from stonelab.search import tree as T
+from stonelab.search.mcts import BatchedMCTS, MCTSConfig
+
+
+@dataclass(frozen=True)
+class MoveInfo:
+    """One root move of a search, as the analysis commands report it.
+
+    winrate and lcb are for the side to move, in [0, 1]; pv starts with ``move``.
+    """
+
+    move: int
+    visits: int
+    winrate: float
+    prior: float
+    lcb: float
+    pv: tuple[int, ...]
+
+
+def lower_confidence_bound(winrate: float, visits: int, z: float = 1.96) -> float:
+    """A normal-approximation lower bound of a win rate over ``visits`` playouts (0 if none)."""
+    if visits <= 0:
+        return 0.0
+    return max(0.0, winrate - z * math.sqrt(max(winrate * (1.0 - winrate), 1e-4) / visits))
+
+
+class GoSearchPlayer:
+    """MCTS over one Go game with a `PositionEvaluator` (a net's priors, or pure MCTS)."""
+
+    def __init__(self, rules: GoRules, evaluator, config: MCTSConfig, *, max_nodes: int | None = None,
+                 max_moves: int | None = None):
+        self.rules = rules
+        self.evaluator = evaluator
+        self.config = config
+        # A whole game plus the playouts from its last position fit the move cap.
+        self.game = getattr(evaluator, "search", None) or GoSearch(rules, max_moves=max_moves or 3 * rules.num_points)
+        self.mcts = BatchedMCTS(self.game, 1, config, max_nodes=max_nodes)
+        self.root_key: tuple | None = None
+
+    # -- the position
+    @staticmethod
+    def key(arrays) -> tuple:
+        """What makes two positions the same search root: stones, side to move, ko, moves so far."""
+        return (int(go.current_hash(arrays)), int(go.to_play(arrays)), int(go.ko_point(arrays)),
+                int(go.move_number(arrays)), int(go.is_over(arrays)))
+
+    def sync(self, state: GoState) -> bool:
+        """Make ``state`` the root; returns whether the tree was kept (one move on from the root)."""
+        target = self.key(state.arrays)
+        if target == self.root_key:
+            return True
+        move = int(go.last_move(state.arrays))
+        if self.root_key is not None and move >= 0 and self._after(move) == target:
+            self.mcts.play(0, move)
+            self.root_key = target
+            return True
+        self.mcts.set_position(0, self.game.position(self._playable(state)))
+        self.root_key = target
+        return False
+
+    def _playable(self, state: GoState) -> GoState:
+        """The state, with play resumed if two passes ended it (the search plays on)."""
+        if not state.is_over:
+            return state
+        return state.copy().resume_play()
+
+    def _after(self, move: int) -> tuple | None:
+        """The key of the root after ``move``, or None if the move is illegal there."""
+        root = go_position_at(self.mcts.roots, 0)
+        if go.legal_reason(root, move) != go.OK:
+            return None
+        after = go.copy_arrays(root)
+        go.play_unchecked(after, move)
+        return self.key(after)
+
+    # -- searching
+    def search(self, playouts: int | None = None, deadline: float | None = None) -> np.ndarray:
+        """``playouts`` more simulations (default: the config's), stopping at ``deadline``
+        (`time.monotonic()`); returns the root's visit counts [A], reused visits included."""
+        playouts = self.config.playouts if playouts is None else playouts
+        room = self.mcts.max_nodes - 2 - int(self.mcts.tree.num_nodes[0])
+        if room < 1:
+            return self.root_visits()
+        visits = self.mcts.search(self.evaluator, np.array([0]), playouts=min(playouts, room), deadline=deadline)
+        return visits[0]
+
+    def root_visits(self) -> np.ndarray:
+        visits = np.zeros(self.game.num_actions, dtype=np.float32)
+        T.root_visits(self.mcts.tree, 0, visits)
+        return visits
+
+    @property
+    def tree_full(self) -> bool:
+        return self.mcts.max_nodes - 2 - int(self.mcts.tree.num_nodes[0]) < 1
+
+    @property
+    def root_visit_total(self) -> int:
+        return int(self.root_visits().sum())
+
+    def best_move(self) -> int:
+        """The most visited root move (ties: the higher prior); the best prior before any visit."""
+        infos = self.analysis()
+        if not infos:
+            return self.game.num_actions - 1  # no legal board move: pass
+        return infos[0].move
+
+    def analysis(self, max_moves: int | None = None, pv_length: int = 12) -> list[MoveInfo]:
+        """The root's moves, most visited first (then by prior), with win rates and a PV."""
+        tree = self.mcts.tree
+        root = int(tree.root[0])
+        self._ensure_expanded()
+        start, count = int(tree.first_edge[0, root]), int(tree.num_children[0, root])
+        if count <= 0:
+            return []
+        edges = np.arange(start, start + count)
+        order = np.lexsort((-tree.prior[0, edges], -tree.visits[0, edges]))
+        infos = []
+        for e in edges[order][:max_moves]:
+            visits = int(tree.visits[0, e])
+            winrate = 0.5 * (1.0 + float(tree.value_sum[0, e]) / visits) if visits else 0.5
+            infos.append(MoveInfo(int(tree.move[0, e]), visits, winrate, float(tree.prior[0, e]),
+                                  lower_confidence_bound(winrate, visits), self._pv(int(e), pv_length)))
+        return infos
+
+    def _ensure_expanded(self) -> None:
+        """An unsearched root gets its priors (one evaluation), so analysis has moves to show."""
+        tree = self.mcts.tree
+        if tree.num_children[0, tree.root[0]] < 0 and self.mcts.outcomes[0] == 0:
+            self.mcts.search(self.evaluator, np.array([0]), playouts=1)
+
+    def _pv(self, edge: int, length: int) -> tuple[int, ...]:
+        """The principal variation from root edge ``edge``: most visited child at each ply."""
+        tree = self.mcts.tree
+        pv = [int(tree.move[0, edge])]
+        node = int(tree.child[0, edge])
+        while node >= 0 and len(pv) < length and tree.num_children[0, node] > 0:
+            start, count = int(tree.first_edge[0, node]), int(tree.num_children[0, node])
+            visits = tree.visits[0, start:start + count]
+            if visits.max() <= 0:
+                break
+            e = start + int(np.argmax(visits))
+            pv.append(int(tree.move[0, e]))
+            node = int(tree.child[0, e])
+        return tuple(pv)

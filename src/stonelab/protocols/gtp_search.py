@@ -1,0 +1,403 @@
+"""GTP with search, clocks and live analysis: the engine GUIs load.
+
+    python src/play.py ckpt_path=<go checkpoint> search.playouts=800 [search.seconds=5]
+
+`SearchGTPEngine` adds to `stonelab.protocols.gtp.GTPEngine`:
+
+- ``genmove`` searched by `stonelab.arena.go_players.GoSearchPlayer` (the tree is kept
+  between moves), within ``search.playouts`` and the time the clock allows
+  (``time_settings``, ``kgs-time_settings``, ``time_left``; `stonelab.protocols.gtp_clock`);
+  ``resign`` once the best move's win rate has stayed below ``resign_below`` for
+  ``resign_moves`` moves in a row (off unless set).
+- ``kgs-genmove_cleanup``: as genmove, but the engine does not pass while a neutral
+  point (one that Tromp-Taylor gives to nobody: dame, or the region around dead
+  stones) can still be played, so dead stones get captured before the game is scored.
+- ``lz-analyze`` / ``kata-analyze`` ``[colour] [interval] [key value ...]`` (``interval``
+  in centiseconds; keys ``interval``, ``maxmoves``, ``minmoves``, ``ownership``): ``=``
+  and then one ``info move ... visits ... winrate ... prior ... lcb ... order ... pv ...``
+  line per interval, in Leela Zero's format (win rates x 10000) or KataGo's (floats),
+  until the next command or a blank line arrives, which ends the response with an empty
+  line. kata-analyze adds ``ownership`` (row-major from the top-left, the side to move's
+  view) from a belief_vit's ownership map when asked and available.
+- ``lz-genmove_analyze`` / ``kata-genmove_analyze``: genmove that streams the same lines
+  while it thinks and ends with ``play <vertex>``.
+
+A model run without search (``search.playouts=0``) answers the analysis commands with its
+priors (visits 0), so GUIs still draw its heatmap.
+"""
+
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import TextIO
+
+import numpy as np
+
+from stonelab.games import go
+from stonelab.games.go import GoState
+from stonelab.protocols.gtp import GTPEngine, GTPError, move_name, parse_colour
+from stonelab.protocols.gtp_clock import GTPClock, expected_moves_left
+
+ANALYZE_COMMANDS = ("lz-analyze", "kata-analyze")
+GENMOVE_ANALYZE_COMMANDS = ("lz-genmove_analyze", "kata-genmove_analyze")
+SEARCH_STEP = 16  # playouts between looks at the clock and the input while analysing
+
+
+@dataclass
+class ResignRule:
+    """Resign once the best move's win rate is below ``below`` for ``moves`` moves in a row."""
+
+    below: float | None = None
+    moves: int = 3
+    min_visits: int = 50  # a win rate from fewer visits is not trusted to resign on
+
+    def __post_init__(self):
+        if self.below is not None and not 0.0 <= self.below < 1.0:
+            raise ValueError(f"resign_below={self.below!r} must be in [0, 1)")
+        if self.moves < 1:
+            raise ValueError(f"resign_moves={self.moves!r} must be >= 1")
+
+
+@dataclass
+class AnalyzeRequest:
+    """The arguments of an analysis command."""
+
+    colour: int | None
+    interval: float  # seconds between info lines
+    max_moves: int | None = None
+    min_moves: int = 0
+    ownership: bool = False
+
+
+def parse_analyze_args(args: list[str]) -> AnalyzeRequest:
+    """``[colour] [interval] [key value ...]`` as Leela Zero and KataGo take them."""
+    words = list(args)
+    colour = None
+    if words and words[0].lower() in ("b", "w", "black", "white"):
+        colour = parse_colour(words.pop(0))
+    request = AnalyzeRequest(colour=colour, interval=1.0)
+    if words and words[0].isascii() and words[0].isdigit():
+        request.interval = int(words.pop(0)) / 100
+    while words:
+        key = words.pop(0).lower()
+        if not words:
+            raise GTPError(f"analyze: {key!r} needs a value")
+        value = words.pop(0)
+        if key == "interval":
+            request.interval = _count(value, key) / 100
+        elif key == "maxmoves":
+            request.max_moves = _count(value, key)
+        elif key == "minmoves":
+            request.min_moves = _count(value, key)
+        elif key == "ownership":
+            request.ownership = value.lower() == "true"
+        elif key in ("allow", "avoid"):
+            raise GTPError(f"analyze: {key} is not supported")
+        else:
+            raise GTPError(f"analyze: unknown key {key!r}")
+    request.interval = max(request.interval, 0.05)
+    return request
+
+
+def _count(text: str, what: str) -> int:
+    if not (text.isascii() and text.isdigit()) or len(text) > 9:
+        raise GTPError(f"{what} needs a non-negative integer, got {text[:20]!r}")
+    return int(text)
+
+
+class SearchGTPEngine(GTPEngine):
+    """`GTPEngine` whose moves and analysis come from a `GoSearchPlayer` (or priors only)."""
+
+    def __init__(self, board_size: int, choose, player, *, priors, playouts: int, seconds: float | None = None,
+                 resign: ResignRule | None = None, ownership=None, **kwargs):
+        """``choose``: the search-free move choice of `GTPEngine`; ``player``: a
+        `GoSearchPlayer`, or None to play by ``choose`` and analyse by ``priors`` alone.
+        ``priors(state) -> [A]`` move probabilities (pass last); ``ownership(state) ->
+        [n*n] or None`` for kata-analyze."""
+        super().__init__(board_size, choose, **kwargs)
+        self.player = player
+        self.priors = priors
+        self.playouts = playouts
+        self.seconds = seconds
+        self.resign = resign or ResignRule()
+        self.ownership = ownership
+        self.clock = GTPClock()
+        self.low_winrate_moves = 0
+        self.inbox: queue.Queue[str | None] = queue.Queue()
+        self.stdout: TextIO = sys.stdout
+        self.stream: tuple[str, list[str]] | None = None  # an analysis command being answered
+        self.commands.update({
+            "genmove": self.genmove,
+            "kgs-genmove_cleanup": self.genmove_cleanup,
+            "time_settings": self.time_settings,
+            "kgs-time_settings": self.kgs_time_settings,
+            "time_left": self.time_left,
+            **{name: self._streamed(name) for name in (*ANALYZE_COMMANDS, *GENMOVE_ANALYZE_COMMANDS)},
+        })
+
+    # -- moves
+    def _legal_priors(self, state: GoState) -> np.ndarray:
+        probs = np.asarray(self.priors(state), dtype=np.float64)
+        return np.where(state.legal_mask(), probs, -1.0)
+
+    def _position_for(self, colour: int) -> GoState:
+        now = self.state.copy()
+        now.to_play = colour
+        return now
+
+    def think(self, colour: int, on_progress=None) -> None:
+        """Search the position with ``colour`` to move within the playouts and the clock."""
+        state = self._position_for(colour)
+        self.player.sync(state)
+        budget = self.clock.move_budget(colour, expected_moves_left(self.board_size ** 2, state.move_number))
+        if self.seconds is not None:
+            budget = self.seconds if budget is None else min(budget, self.seconds)
+        deadline = None if budget is None else time.monotonic() + budget
+        done = 0
+        while done < self.playouts and not self.player.tree_full:
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            step = self.playouts - done if on_progress is None else min(SEARCH_STEP, self.playouts - done)
+            before = self.player.mcts.simulations
+            self.player.search(playouts=step, deadline=deadline)
+            done += max(self.player.mcts.simulations - before, 1)
+            if on_progress is not None:
+                on_progress()
+
+    def choose_move(self, colour: int, cleanup: bool = False, on_progress=None) -> int | None:
+        """The move to play (None: resign)."""
+        if self.player is None:
+            state = self._position_for(colour)
+            if cleanup:
+                return cleanup_move(state, self._legal_priors(state))
+            return int(self.choose([state], [self.positions[:-1]])[0])
+        self.think(colour, on_progress)
+        infos = self.player.analysis()
+        if not infos:
+            return self.board_size ** 2
+        if self._should_resign(infos[0]) and not cleanup:
+            return None
+        if cleanup:
+            visits = np.zeros(self.board_size ** 2 + 1)
+            for info in infos:
+                visits[info.move] = info.visits + info.prior  # unvisited moves ordered by prior
+            return cleanup_move(self._position_for(colour), visits)
+        return infos[0].move
+
+    def _should_resign(self, best) -> bool:
+        rule = self.resign
+        if rule.below is None or best.visits < rule.min_visits:
+            return False
+        self.low_winrate_moves = self.low_winrate_moves + 1 if best.winrate < rule.below else 0
+        return self.low_winrate_moves >= rule.moves
+
+    def _genmove(self, args: list[str], cleanup: bool, on_progress=None) -> str:
+        if len(args) != 1:
+            raise GTPError("genmove needs a color")
+        colour = parse_colour(args[0])
+        move = self.choose_move(colour, cleanup, on_progress)
+        if move is None:
+            return "resign"
+        self._move(colour, move)
+        if self.player is not None:
+            self.player.sync(self.state)  # keep the subtree under the move just played
+        return move_name(move, self.board_size)
+
+    def genmove(self, args: list[str]) -> str:
+        return self._genmove(args, cleanup=False)
+
+    def genmove_cleanup(self, args: list[str]) -> str:
+        return self._genmove(args, cleanup=True)
+
+    # -- clocks
+    def time_settings(self, args: list[str]) -> str:
+        main, period, stones = _numbers(args, 3, "time_settings main_time byo_yomi_time byo_yomi_stones")
+        self.clock.time_settings(main, period, int(stones))
+        return ""
+
+    def kgs_time_settings(self, args: list[str]) -> str:
+        if not args:
+            raise GTPError("kgs-time_settings needs a time system")
+        values = _numbers(args[1:], len(args) - 1, "kgs-time_settings")
+        try:
+            self.clock.kgs_time_settings(args[0].lower(), values)
+        except ValueError as exc:
+            raise GTPError(str(exc)) from None
+        return ""
+
+    def time_left(self, args: list[str]) -> str:
+        if len(args) != 3:
+            raise GTPError("time_left needs a color, seconds and stones")
+        colour = parse_colour(args[0])
+        seconds, stones = _numbers(args[1:], 2, "time_left")
+        self.clock.time_left(colour, seconds, int(stones))
+        return ""
+
+    # -- analysis
+    def _streamed(self, name: str):
+        def handler(args: list[str]) -> str:
+            parse_analyze_args(args[:])  # bad arguments fail now, before the "=" line
+            if name in GENMOVE_ANALYZE_COMMANDS and not any(a.lower() in ("b", "w", "black", "white")
+                                                             for a in args[:1]):
+                raise GTPError(f"{name} needs a color")
+            self.stream = (name, args)
+            return ""
+        return handler
+
+    def info_lines(self, request: AnalyzeRequest, kata: bool, colour: int) -> str:
+        """One line of ``info`` entries for the current analysis (and ownership if asked)."""
+        infos = shown_moves(self._infos(colour), request)
+        parts = []
+        for order, info in enumerate(infos):
+            pv = " ".join(move_name(m, self.board_size) for m in info.pv)
+            if kata:
+                parts.append(f"info move {move_name(info.move, self.board_size)} visits {info.visits} "
+                             f"winrate {info.winrate:.6f} prior {info.prior:.6f} lcb {info.lcb:.6f} "
+                             f"order {order} pv {pv}")
+            else:
+                parts.append(f"info move {move_name(info.move, self.board_size)} visits {info.visits} "
+                             f"winrate {round(info.winrate * 10000)} prior {round(info.prior * 10000)} "
+                             f"lcb {round(info.lcb * 10000)} order {order} pv {pv}")
+        line = " ".join(parts)
+        if kata and request.ownership:
+            owner = self.ownership(self._position_for(colour)) if self.ownership else None
+            if owner is not None:
+                line += " ownership " + " ".join(f"{v:.4f}" for v in owner)
+        return line
+
+    def _infos(self, colour: int):
+        from stonelab.arena.go_players import MoveInfo
+
+        if self.player is not None:
+            return self.player.analysis()
+        state = self._position_for(colour)
+        probs = self._legal_priors(state)
+        order = [int(m) for m in np.argsort(-probs, kind="stable") if probs[m] > 0]
+        return [MoveInfo(m, 0, 0.5, float(probs[m]), 0.0, (m,)) for m in order[:20]]
+
+    def answer_stream(self, ident: str) -> None:
+        """Answer the analysis command in ``self.stream`` (its ``=`` line already decided)."""
+        name, args = self.stream
+        self.stream = None
+        request = parse_analyze_args(args)
+        kata = name.startswith("kata")
+        colour = request.colour if request.colour is not None else self.state.to_play
+        self._write(f"={ident}\n")
+        last = [0.0]
+
+        def report(force: bool = False) -> None:
+            if force or time.monotonic() - last[0] >= request.interval:
+                last[0] = time.monotonic()
+                line = self.info_lines(request, kata, colour)
+                if line:
+                    self._write(line + "\n")
+
+        if name in GENMOVE_ANALYZE_COMMANDS:
+            move = self.choose_move(colour, on_progress=report)
+            report(force=True)
+            if move is None:
+                self._write("play resign\n\n")
+                return
+            self._move(colour, move)
+            if self.player is not None:
+                self.player.sync(self.state)
+            self._write(f"play {move_name(move, self.board_size)}\n\n")
+            return
+        self._analyse_until_input(colour, report, request)
+        self._write("\n")
+
+    def _analyse_until_input(self, colour: int, report, request: AnalyzeRequest) -> None:
+        """Search and report until a line arrives (it is kept for the main loop)."""
+        if self.player is not None:
+            self.player.sync(self._position_for(colour))
+        report(force=True)
+        while self.inbox.empty():
+            if self.player is not None and not self.player.tree_full:
+                self.player.search(playouts=SEARCH_STEP, deadline=time.monotonic() + request.interval)
+            else:
+                time.sleep(min(request.interval, 0.05))
+            report()
+
+    # -- the protocol loop: a reader thread, so analysis notices the next command
+    def _write(self, text: str) -> None:
+        self.stdout.write(text)
+        self.stdout.flush()
+
+    def _read(self, stdin) -> None:
+        for line in stdin:
+            self.inbox.put(line)
+        self.inbox.put(None)
+
+    def run(self, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
+        self.stdout = stdout or sys.stdout
+        stdin = stdin or _forgiving_stdin()
+        threading.Thread(target=self._read, args=(stdin,), daemon=True).start()
+        while True:
+            line = self.inbox.get()
+            if line is None:
+                return
+            response = self.respond(line)
+            if self.stream is not None:
+                self.answer_stream(response.split()[0][1:])  # "=id": the id
+                continue
+            if response is None:
+                continue
+            self._write(response)
+            if self.finished:
+                return
+
+
+def shown_moves(infos: list, request: AnalyzeRequest, unvisited: int = 10) -> list:
+    """The moves an analysis line reports: the visited ones (best first), padded with the
+    best unvisited priors up to ``minmoves``, or up to ``unvisited`` when nothing has a
+    visit yet (a search-free model), and cut at ``maxmoves``."""
+    visited = [info for info in infos if info.visits > 0]
+    wanted = max(request.min_moves, 0 if visited else unvisited)
+    shown = visited + [info for info in infos if info.visits == 0][:max(wanted - len(visited), 0)]
+    return shown if request.max_moves is None else shown[:request.max_moves]
+
+
+def _numbers(args: list[str], count: int, usage: str) -> list[float]:
+    """``count`` non-negative finite numbers (ASCII digits and a point) or a GTP error."""
+    if len(args) != count:
+        raise GTPError(f"{usage}: expected {count} numbers")
+    values = []
+    for text in args:
+        if not text.isascii() or len(text) > 12:
+            raise GTPError(f"{usage}: {text[:20]!r} is not a number")
+        try:
+            value = float(text)
+        except ValueError:
+            raise GTPError(f"{usage}: {text[:20]!r} is not a number") from None
+        if not np.isfinite(value) or value < 0:
+            raise GTPError(f"{usage}: {text!r} must be a non-negative number")
+        values.append(value)
+    return values
+
+
+def _forgiving_stdin() -> TextIO:
+    """stdin as UTF-8 that replaces bad bytes, whatever the locale."""
+    import io
+
+    return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace", newline=None)
+
+
+def cleanup_move(state: GoState, scores: np.ndarray) -> int:
+    """The best-scored legal move on a neutral point (Tromp-Taylor gives it to nobody), else pass.
+
+    Playing the neutral points captures dead stones left on the board and fills dame,
+    so a Tromp-Taylor count afterwards is the true result (``kgs-genmove_cleanup``).
+    """
+    n_points = state.n * state.n
+    owner = np.zeros(n_points, dtype=np.int8)
+    go.tromp_taylor_owner(state.board, state.arrays.neighbours, owner)
+    legal = state.legal_mask()[:n_points]
+    neutral = legal & (state.board == 0) & (owner == 0)
+    if not neutral.any():
+        return n_points
+    board_scores = np.where(neutral, np.asarray(scores[:n_points], dtype=np.float64), -np.inf)
+    return int(np.argmax(board_scores))

@@ -1,0 +1,177 @@
+"""GTP with search: genmove on a clock, analysis streaming, cleanup, search-free analysis."""
+
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from stonelab.arena.go_players import GoSearchPlayer
+from stonelab.games.go import GoRules
+from stonelab.games.go_search import GoSearch
+from stonelab.models.go_evaluator import GoNetEvaluator
+from stonelab.models.inference import MovePredictor
+from stonelab.models.nets.maddison import MaddisonNet
+from stonelab.protocols.gtp import parse_vertex
+from stonelab.protocols.gtp_search import ResignRule, SearchGTPEngine, cleanup_move
+from stonelab.search.mcts import MCTSConfig
+
+RULES = GoRules(9)
+
+
+@pytest.fixture(scope="module")
+def predictor(one_thread):
+    torch.manual_seed(0)
+    return MovePredictor(MaddisonNet(36, 9, depth=2, filters=8), RULES, "maddison")
+
+
+def engine(predictor, playouts=40, max_nodes=4000, **kwargs):
+    player = None
+    if playouts:
+        config = MCTSConfig(playouts=playouts, leaves_per_game=4, go_value="playouts", go_value_playouts=1)
+        search = GoSearch(RULES, max_moves=3 * RULES.num_points)
+        player = GoSearchPlayer(RULES, GoNetEvaluator(predictor, search, "playouts", 1), config,
+                                max_nodes=max_nodes)
+    return SearchGTPEngine(9, lambda states, histories: predictor.play_moves(states, histories=histories),
+                           player, priors=lambda s: predictor.probabilities([s])[0], playouts=playouts,
+                           **kwargs)
+
+
+def run_lines(eng, lines, pause_after=None, pause=0.0):
+    """The engine's whole output for ``lines``, waiting ``pause`` seconds after line ``pause_after``."""
+    import io
+
+    def slow_stdin():
+        for i, line in enumerate(lines):
+            yield line + "\n"
+            if i == pause_after:
+                time.sleep(pause)
+
+    out = io.StringIO()
+    eng.run(stdin=slow_stdin(), stdout=out)
+    return out.getvalue()
+
+
+def test_genmove_plays_a_legal_searched_move_and_keeps_the_tree(predictor):
+    eng = engine(predictor)
+    assert eng.respond("1 genmove b").startswith("=1 ")
+    assert eng.player.root_visit_total > 0  # the subtree under the move played is kept
+    eng.respond("play w E5")
+    assert eng.player.sync(eng.state)
+    assert eng.respond("undo") == "=\n\n"
+    assert not eng.player.sync(eng.state)  # a position that is not one move on: a fresh tree
+
+
+def test_root_moves_are_the_legal_moves_and_pass(predictor):
+    eng = engine(predictor, playouts=200)
+    # A ko: white just captured at E5; black may not retake at D5 at once.
+    for colour, vertex in [("b", "D6"), ("b", "C5"), ("b", "D4"), ("w", "E6"), ("w", "F5"), ("w", "E4"),
+                           ("b", "E5"), ("w", "D5")]:
+        assert eng.respond(f"play {colour} {vertex}") == "=\n\n", vertex
+    state = eng._position_for(1)
+    eng.think(1)
+    moves = {info.move for info in eng.player.analysis()}
+    legal = set(np.flatnonzero(state.legal_mask()))
+    assert moves == legal
+    assert parse_vertex("E5", 9) not in moves and 81 in moves
+
+
+def test_genmove_never_runs_past_the_clock(predictor):
+    eng = engine(predictor, playouts=100_000, max_nodes=20_000)
+    eng.respond("time_settings 10 0 0")
+    eng.respond("genmove b")  # compiles and warms up, within 10 s / 20 moves
+    eng.respond("time_left w 2 0")
+    start = time.monotonic()
+    assert eng.respond("genmove w").startswith("= ")
+    assert time.monotonic() - start < 2.0 - 0.5  # 2 s left, 0.5 s margin: the search took ~0.1 s
+    assert eng.player.root_visit_total < 100_000
+
+
+def test_seconds_limit_stops_the_search(predictor):
+    eng = engine(predictor, playouts=100_000, max_nodes=20_000, seconds=0.2)
+    eng.respond("genmove b")
+    start = time.monotonic()
+    eng.respond("genmove w")
+    assert time.monotonic() - start < 1.5
+
+
+def test_clock_commands_reject_garbage(predictor):
+    eng = engine(predictor, playouts=0)
+    for line in ["time_settings 1 2", "time_settings a b c", "time_settings 1 2 inf", "time_left b -3 0",
+                 "time_left x 3 0", "kgs-time_settings hourglass 3", "kgs-time_settings byoyomi 1",
+                 "time_settings ١ 2 3"]:
+        assert eng.respond(line).startswith("? "), line
+    assert eng.respond("kgs-time_settings canadian 600 30 10") == "=\n\n"
+
+
+def test_lz_analyze_streams_until_the_next_command(predictor):
+    eng = engine(predictor)
+    out = run_lines(eng, ["7 lz-analyze b 10", "8 name"], pause_after=0, pause=0.5)
+    head, rest = out.split("\n", 1)
+    assert head == "=7"
+    analysis, after = rest.split("\n\n", 1)
+    lines = analysis.splitlines()
+    assert len(lines) >= 2  # one line per 0.1 s interval
+    assert all(line.startswith("info move ") for line in lines)
+    fields = lines[-1].split(" info ")[0].split()
+    assert fields[fields.index("visits") + 1].isdigit() and 0 <= int(fields[fields.index("winrate") + 1]) <= 10000
+    assert {"prior", "lcb", "order", "pv"} <= set(fields)
+    assert after == "=8 stonelab\n\n"
+
+
+def test_kata_analyze_uses_floats_and_reports_ownership(predictor):
+    eng = engine(predictor, ownership=lambda state: np.linspace(-1, 1, 81))
+    out = run_lines(eng, ["kata-analyze w interval 10 maxmoves 2 ownership true", ""], pause_after=0, pause=0.3)
+    line = out.split("\n")[1]
+    assert line.count("info move") <= 2
+    winrate = float(line.split("winrate ")[1].split()[0])
+    assert 0.0 <= winrate <= 1.0
+    assert len(line.split(" ownership ")[1].split()) == 81
+    assert out.endswith("\n\n")
+
+
+def test_genmove_analyze_ends_with_the_move_played(predictor):
+    eng = engine(predictor)
+    out = run_lines(eng, ["3 lz-genmove_analyze b 5"])
+    assert out.startswith("=3\n")
+    last = out.rstrip("\n").splitlines()[-1]
+    assert last.startswith("play ")
+    assert eng.state.board.any()
+
+
+def test_a_search_free_model_answers_analysis_with_its_priors(predictor):
+    eng = engine(predictor, playouts=0)
+    out = run_lines(eng, ["lz-analyze 10", "name"], pause_after=0, pause=0.15)
+    line = out.split("\n")[1]
+    assert line.startswith("info move ") and " visits 0 " in line
+    priors = [int(x) for x in line.split(" prior ")[1:] for x in [x.split()[0]]]
+    assert priors == sorted(priors, reverse=True) and priors[0] > 0
+
+
+def test_bad_analysis_arguments_fail_before_streaming(predictor):
+    eng = engine(predictor)
+    for line in ["lz-analyze b x", "kata-analyze interval", "lz-analyze avoid b D4", "lz-genmove_analyze",
+                 "kata-analyze maxmoves -1"]:
+        assert eng.respond(line).startswith("? "), line
+        assert eng.stream is None
+
+
+def test_resign_when_the_win_rate_stays_low(predictor):
+    eng = engine(predictor, playouts=60, resign=ResignRule(below=0.999, moves=2, min_visits=1))
+    answers = [eng.respond(f"genmove {c}") for c in "bw"]
+    assert answers[0] != "= resign\n\n" and answers[1] == "= resign\n\n"
+
+
+def test_cleanup_captures_dead_stones_before_passing():
+    state = RULES.new_state()
+    black = [r * 9 + 4 for r in range(9)]  # a black wall on column E; black owns the left half
+    white = [r * 9 + 5 for r in range(9)]  # a white wall on column F
+    dead = parse_vertex("B5", 9)  # a lone white stone in black's area
+    state.setup(black, white + [dead])
+    move = cleanup_move(state, np.ones(82))
+    # The only neutral region is black's left side around the dead stone (it touches both
+    # colours); right of the white wall everything is white's.
+    assert move != 81 and state.board[move] == 0 and move % 9 < 4
+    settled = RULES.new_state()
+    settled.setup(black, white)
+    assert cleanup_move(settled, np.ones(82)) == 81  # nothing neutral left: pass
