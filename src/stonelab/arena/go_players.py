@@ -16,7 +16,7 @@ as GUIs do for cleanup.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -59,7 +59,9 @@ class GoSearchPlayer:
         self.config = config
         # A whole game plus the playouts from its last position fit the move cap.
         self.game = getattr(evaluator, "search", None) or GoSearch(rules, max_moves=max_moves or 3 * rules.num_points)
-        self.mcts = BatchedMCTS(self.game, 1, config, max_nodes=max_nodes)
+        # The tree may hold fewer nodes than a move's playouts: `search` goes in steps that fit.
+        step = config if max_nodes is None else replace(config, playouts=min(config.playouts, max_nodes - 2))
+        self.mcts = BatchedMCTS(self.game, 1, step, max_nodes=max_nodes)
         self.root_key: tuple | None = None
 
     # -- the position

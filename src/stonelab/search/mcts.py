@@ -113,6 +113,9 @@ class BatchedMCTS:
         n, a = self.game.board_size, self.game.num_actions
         # A tree needs a node per simulation; twice that leaves room for reuse.
         m = max_nodes or config.max_nodes or 2 * (config.playouts + 2) + 8
+        if m < config.playouts + 2:
+            raise SearchConfigError(f"max_nodes={m} cannot hold one search of "
+                                    f"{config.playouts} playouts (needs >= {config.playouts + 2})")
         self.max_nodes = m
         self.tree = T.new_tree(num_games, m, m * a)
         self.roots = self.game.new_positions(num_games)
