@@ -387,6 +387,15 @@ def test_area_score_counts_eyes_and_leaves_dame_out():
     assert s.score() == pytest.approx(8 - 12)
 
 
+def test_area_score_after_taking_dead_stones_off():
+    rows = ["....XO...", ".O..XO...", "....XO..X"] + ["....XO..."] * 6  # a white stone in black's area, a black in white's
+    s = state_from_rows(rows, komi=7.5)
+    assert s.score() == pytest.approx(10 - 10 - 7.5)  # both areas touch both colours: only stones count
+    dead = [pt(9, 1, 1), pt(9, 2, 8)]
+    assert s.score(dead) == pytest.approx(45 - 36 - 7.5)  # their points go to the side around them
+    assert s.board[dead].tolist() == [-1, 1]  # the position itself is untouched
+
+
 def test_handicap_setup_places_stones_without_moves():
     rules = GoRules(19, komi=0.5)
     s = rules.new_state()

@@ -10,6 +10,7 @@ import pytest
 
 from stonelab.protocols.gtp_client import (
     RESIGN,
+    GTPBadAnswer,
     GTPBadMove,
     GTPClient,
     GTPEngineError,
@@ -22,6 +23,7 @@ from stonelab.protocols.gtp_client import (
 # A fake GTP engine: ``fake.py MODE [GENMOVE_REPLY]``. Modes: ok, noid (answers without ids),
 # crlf (\r\n line ends), die (exits on genmove, saying why on stderr), hang (never answers
 # genmove), garbage (prints a non-GTP line), wrongid. "fail" always fails; boardsize accepts 9 only.
+# final_status_list answers GENMOVE_REPLY with its commas as line ends; kgs-genmove_cleanup answers A9.
 FAKE = r'''
 import sys, time
 mode = sys.argv[1]
@@ -55,6 +57,10 @@ for line in sys.stdin:
         text = move
     elif command == "final_score":
         text = "W+12.5"
+    elif command == "final_status_list":
+        text = move.replace(",", "\n")
+    elif command == "kgs-genmove_cleanup":
+        text = "A9"
     elif command == "fail":
         ok, text = False, "failed on purpose"
     elif command == "boardsize" and args != ["9"]:
@@ -134,6 +140,28 @@ def test_genmove_answer_that_is_no_vertex(fake):
     engine.boardsize(9)
     with pytest.raises(GTPBadMove, match="answered genmove with 'Z99'"):
         engine.genmove(1)
+
+
+def test_cleanup_genmove_asks_kgs_genmove_cleanup(fake):
+    engine = fake("ok", "D4")
+    engine.boardsize(9)
+    assert engine.genmove(1, cleanup=True) == 0 and engine.genmove(1) == 5 * 9 + 3  # A9, then D4
+
+
+@pytest.mark.parametrize("reply,expected", [("D4 E4,A9", [48, 49, 0]), ("", [])])
+def test_final_status_list_reads_every_vertex_of_every_line(fake, reply, expected):
+    engine = fake("ok", reply)
+    engine.boardsize(9)
+    assert engine.final_status_list("dead") == expected
+
+
+@pytest.mark.parametrize("reply,message", [("D4 Z99", "answered 'final_status_list dead' with 'Z99'"),
+                                           ("pass", "with a pass, not a stone")])
+def test_final_status_list_that_names_no_stone(fake, reply, message):
+    engine = fake("ok", reply)
+    engine.boardsize(9)
+    with pytest.raises(GTPBadAnswer, match=message):
+        engine.final_status_list("dead")
 
 
 def test_missing_or_empty_command():

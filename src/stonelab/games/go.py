@@ -1144,9 +1144,20 @@ class GoState:
     def copy(self) -> GoState:
         return GoState(self.rules, copy_arrays(self.arrays))
 
-    def score(self) -> float:
-        """Tromp-Taylor area score with komi: black area - white area - komi."""
-        return float(area_score(self.arrays, float(self.rules.komi)))
+    def score(self, dead_points=()) -> float:
+        """Tromp-Taylor area score with komi: black area - white area - komi.
+
+        ``dead_points``: stones taken off the board before counting (a referee's or an
+        engine's dead-stone list), so their points count for whoever surrounds them.
+        """
+        komi = float(self.rules.komi)
+        if len(dead_points) == 0:
+            return float(area_score(self.arrays, komi))
+        board = self.arrays.board.copy()
+        board[np.asarray(dead_points, dtype=np.int64)] = EMPTY
+        owner = np.zeros_like(board)
+        tromp_taylor_owner(board, self.arrays.neighbours, owner)
+        return float(np.sum(owner == BLACK) - np.sum(owner == WHITE) - komi)
 
     def ladder_capture(self, point: int) -> bool:
         return bool(ladder_capture(self.arrays, int(point)))

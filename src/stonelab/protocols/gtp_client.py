@@ -13,10 +13,14 @@ GNU Go write a lot there; a full pipe would stall them) and its last lines go in
 the error message when the engine dies.
 
 Errors are `GTPEngineError` (a StonelabError: entry points print one line):
-`GTPFailure` for an engine's "? ..." answer, `GTPBadMove` for a genmove answer
-that is not a vertex; the base class for a missing executable, an engine that
-exits or stops answering, or output that is not GTP (after which the client is
-closed: the stream can no longer be trusted).
+`GTPFailure` for an engine's "? ..." answer, `GTPBadAnswer` for an answer that
+should list vertices but does not (`GTPBadMove` when it is a genmove's); the base
+class for a missing executable, an engine that exits or stops answering, or output
+that is not GTP (after which the client is closed: the stream can no longer be trusted).
+
+The client keeps no game state of its own: ``play`` and ``genmove`` go on after two
+passes (GNU Go plays on; a referee's cleanup phase needs it), and whether an engine
+does is the engine's business.
 
 `LocalEngine` puts an in-process `GTPEngine` (our model) behind the same
 commands, so a referee treats both sides alike.
@@ -56,7 +60,11 @@ class GTPFailure(GTPEngineError):
         super().__init__(f"{label} refused {command!r}: {message}")
 
 
-class GTPBadMove(GTPEngineError):
+class GTPBadAnswer(GTPEngineError):
+    """An answer that should name vertices of the board but does not."""
+
+
+class GTPBadMove(GTPBadAnswer):
     """A genmove answer that is neither a vertex of the board, nor pass, nor resign."""
 
 
@@ -121,19 +129,43 @@ class GTPCommands:
     def play(self, colour: int, move: int) -> None:
         self.send(f"play {COLOUR_NAMES[colour]} {move_name(move, self.board_size)}")
 
-    def genmove(self, colour: int) -> int:
-        """The engine's move for ``colour`` (it plays it on its own board): a point, pass, or RESIGN."""
-        reply = self.send(f"genmove {COLOUR_NAMES[colour]}")
+    def genmove(self, colour: int, *, cleanup: bool = False) -> int:
+        """The engine's move for ``colour`` (it plays it on its own board): a point, pass, or RESIGN.
+
+        cleanup: ask with ``kgs-genmove_cleanup`` (KGS's cleanup phase: the engine captures the
+        stones it thinks dead instead of passing); check `known_command` first.
+        """
+        command = "kgs-genmove_cleanup" if cleanup else "genmove"
+        reply = self.send(f"{command} {COLOUR_NAMES[colour]}")
         if reply.strip().lower() == "resign":
             return RESIGN
         try:
             return parse_vertex(reply, self.board_size)
         except GTPError as exc:
-            raise GTPBadMove(f"{self.label} answered genmove with {reply!r}: {exc}") from None
+            raise GTPBadMove(f"{self.label} answered {command} with {reply!r}: {exc}") from None
 
     def final_score(self) -> str:
         """The engine's own count ("B+3.5", "W+12", "0"); GNU Go removes dead stones first."""
         return self.send("final_score").strip()
+
+    def final_status_list(self, status: str = "dead") -> list[int]:
+        """The points of the stones the engine calls ``status`` (dead, alive, seki), in its order.
+
+        GTP answers one line per chain, vertices separated by spaces; any layout of vertices is
+        read. A word that is not a board vertex (pass included) raises GTPBadAnswer.
+        """
+        command = f"final_status_list {status}"
+        reply = self.send(command)
+        points = []
+        for word in reply.split():
+            try:
+                point = parse_vertex(word, self.board_size)
+            except GTPError as exc:
+                raise GTPBadAnswer(f"{self.label} answered {command!r} with {word!r}: {exc}") from None
+            if point == self.board_size ** 2:
+                raise GTPBadAnswer(f"{self.label} answered {command!r} with a pass, not a stone")
+            points.append(point)
+        return points
 
     def close(self) -> None:
         """Nothing to release by default."""
