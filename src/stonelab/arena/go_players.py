@@ -169,3 +169,24 @@ class GoSearchPlayer:
             pv.append(int(tree.move[0, e]))
             node = int(tree.child[0, e])
         return tuple(pv)
+
+
+def go_search_player(predictor, search: dict) -> GoSearchPlayer:
+    """The `GoSearchPlayer` of a Go move predictor with ``search`` settings (`MCTSConfig` fields)."""
+    from stonelab.models.go_evaluator import GoNetEvaluator
+
+    config = MCTSConfig(**search)
+    rules = predictor.rules
+    game = GoSearch(rules, max_moves=3 * rules.num_points)  # a whole game, then playouts to its end
+    evaluator = GoNetEvaluator(predictor, game, value=config.go_value, rollouts=config.go_value_playouts)
+    return GoSearchPlayer(rules, evaluator, config, max_nodes=config.max_nodes)
+
+
+def pure_mcts_player(rules: GoRules, search: dict) -> GoSearchPlayer:
+    """Pure MCTS on Go (uniform priors, random playouts as value) with ``search`` settings."""
+    from stonelab.models.go_evaluator import UniformEvaluator
+
+    config = MCTSConfig(**search)
+    game = GoSearch(rules, max_moves=3 * rules.num_points)
+    return GoSearchPlayer(rules, UniformEvaluator(game, config.go_value_playouts), config,
+                          max_nodes=config.max_nodes)

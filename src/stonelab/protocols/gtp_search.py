@@ -401,3 +401,35 @@ def cleanup_move(state: GoState, scores: np.ndarray) -> int:
         return n_points
     board_scores = np.where(neutral, np.asarray(scores[:n_points], dtype=np.float64), -np.inf)
     return int(np.argmax(board_scores))
+
+
+ENGINE_TREE_NODES = 20_000  # room for analysis to grow (19x19: ~170 MB of edges)
+
+
+def search_gtp_engine(predictor, search, *, resign: ResignRule | None = None, name: str = "stonelab",
+                      version: str = "") -> SearchGTPEngine:
+    """A Go move predictor as a GTP engine; ``search`` (the ``search`` config or None) with
+    ``playouts: 0`` or None plays the net's move without search."""
+    from stonelab.arena.go_players import go_search_player
+    from stonelab.errors import ConfigError
+
+    settings = dict(search or {"playouts": 0})
+    playouts = settings.get("playouts", 0)
+    if not isinstance(playouts, int) or playouts < 0:
+        raise ConfigError(f"search.playouts={playouts!r} must be an integer >= 0 (0: no search)")
+    player = None
+    if playouts > 0:
+        settings.setdefault("max_nodes", None)
+        settings["max_nodes"] = settings["max_nodes"] or max(2 * (playouts + 2) + 8, ENGINE_TREE_NODES)
+        player = go_search_player(predictor, settings)
+
+    def choose(states, histories):  # without search: the net's move (a belief_vit's gate applies)
+        return predictor.play_moves(states, histories=histories)
+
+    def ownership(state):  # a belief_vit's end-of-game owner map, the side to move's view
+        out = predictor.outputs([state])
+        return None if out.belief_map is None else out.belief_map[0].flatten().cpu().numpy()
+
+    return SearchGTPEngine(predictor.rules.n, choose, player, priors=lambda state: predictor.probabilities([state])[0],
+                           ownership=ownership, playouts=playouts, seconds=settings.get("seconds"),
+                           resign=resign, name=name, version=version)
