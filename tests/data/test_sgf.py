@@ -13,6 +13,7 @@ import pytest
 from stonelab.data.sgf import (
     SKIP_REASONS,
     first_illegal_move,
+    game_sgf,
     iter_files,
     iter_sources,
     load_games,
@@ -81,6 +82,20 @@ def test_pl_sets_first_player_and_missing_info_has_defaults():
 def test_two_moves_of_one_colour_are_kept():
     game = one(b"(;SZ[19]HA[2]AB[dp][pd];B[dd];B[pp];W[qq])")
     assert [c for c, _ in game.moves] == [1, 1, -1]
+
+
+def test_game_sgf_reads_back_as_the_same_game():
+    game = one(HANDICAP)
+    text = game_sgf(19, -2.5, game.moves, setup_black=game.setup_black, application=("my]bot", "1:2"))
+    assert "\n\n" not in text and "HA[2]" in text and "AP[my\\]bot:1\\:2]" in text
+    back = one(text.encode())
+    assert (back.board_size, back.komi, back.handicap) == (19, -2.5, 2)
+    assert (back.setup_black, back.setup_white, back.moves) == (game.setup_black, (), game.moves)
+    many = [(1 if i % 2 == 0 else -1, p) for i, p in enumerate((0, 80, 81, 81, 40, 10, 20, 30, 50, 60, 70, 11))]
+    long = game_sgf(9, 1e30, many, setup_white=(5,))
+    assert "KM[1" + "0" * 30 + "]" in long and "HA[" not in long  # no exponent in SGF reals
+    back = one(long.encode(), check_legal=False)
+    assert back.moves == tuple(many) and back.setup_white == (5,) and len(long.splitlines()) == 3
 
 
 @pytest.mark.parametrize(

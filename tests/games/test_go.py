@@ -274,6 +274,24 @@ def test_simple_ko_forbidden_then_allowed_after_an_exchange():
     check_chains(s)
 
 
+def test_the_ko_ban_binds_only_the_colour_that_would_retake():
+    # GTP and SGF records let one colour move twice in a row: after black takes the ko,
+    # black may fill the ko point itself; white still may not retake there at once
+    s = state_from_rows(KO_ROWS)
+    take, back = pt(9, 1, 2), pt(9, 1, 1)
+    s.play(take)
+    s.to_play = BLACK
+    assert s.ko_point == -1 and ko_point(s.arrays) == -1
+    assert s.legal_reason(back) == "ok" and s.legal_mask()[back]
+    s.to_play = WHITE
+    assert s.ko_point == back and s.legal_reason(back) == "ko" and not s.legal_mask()[back]
+    s.to_play = BLACK
+    s.play(back)  # black connects: no ko left for anyone
+    s.to_play = WHITE
+    assert s.ko_point == -1 and s.board[back] == BLACK
+    check_chains(s)
+
+
 def test_capturing_two_stones_is_not_ko():
     s = state_from_rows(pad9([
         ".XXO.",

@@ -6,6 +6,7 @@ import io
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import torch
 
@@ -90,3 +91,154 @@ def test_play_py_speaks_only_gtp_on_stdout(tmp_path):
     missing = subprocess.run([sys.executable, "src/play.py"], cwd=ROOT, text=True, capture_output=True, timeout=300)
     assert missing.returncode == 2 and "ckpt_path=... is required" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+# -- hardening: each case below once ended the process or answered nonsense
+
+def first_legal(states, histories):
+    """A chooser with no network: the lowest legal point (pass when none is left)."""
+    return [int(np.flatnonzero(state.legal_mask())[0]) for state in states]
+
+
+def quick(n: int = 9) -> GTPEngine:
+    return GTPEngine(n, first_legal)
+
+
+def replies(eng: GTPEngine, script: str) -> list[str]:
+    return talk(eng, script).split("\n\n")[:-1]
+
+
+def test_numbers_and_ids_are_ascii_digits_only():
+    out = replies(quick(), "boardsize ²\nboardsize ٩\n١٢ name\n12 name\n007 boardsize 009\nboardsize "
+                           + "9" * 5000 + "\n")
+    assert out[0] == r"? board size must be a whole number in ASCII digits, got '\xb2'"
+    assert out[1].startswith("? board size must be a whole number in ASCII digits")
+    assert out[2:5] == ["? unknown command", "=12 stonelab", "=007"]  # "١٢" is no id: it is read as the command
+    assert out[5] == "? board size too large (5000 digits)"
+
+
+def test_komi_must_be_a_finite_number():
+    eng = quick()
+    out = replies(eng, "komi nan\nkomi inf\nkomi -1e999\nkomi 6.5 7\nkomi ٣\nkomi\nkomi -0.5\nfinal_score\n")
+    assert all(r.startswith("? komi needs one finite number") for r in out[:6]), out
+    assert out[6:] == ["=", "= B+0.5"] and eng.komi == -0.5
+
+
+def test_a_handicap_that_fills_the_board_is_refused_and_the_board_stays_empty():
+    eng = quick()
+    every_point = " ".join(move_name(p, 9) for p in range(81))
+    out = replies(eng, f"set_free_handicap {every_point}\nset_free_handicap {every_point.rsplit(' ', 1)[0]}\n")
+    assert out[0] == "? bad vertex list: 2..80 distinct points, no pass"
+    assert out[1] == "=" and eng.state.board.sum() == 80 and eng.state.to_play == -1
+
+
+def test_the_capturer_of_a_ko_may_play_again_on_the_ko_point():
+    eng = quick()
+    setup = "play b B9\nplay w C9\nplay b A8\nplay w D8\nplay b B7\nplay w C7\nplay w B8\nplay b C8\n"
+    assert replies(eng, setup + "play w B8\nplay b B8\n")[-2:] == ["? illegal move (ko)", "="]
+
+
+def test_play_goes_on_after_two_passes():
+    eng = quick()
+    out = replies(eng, "play b pass\nplay w pass\nplay b E5\ngenmove w\nplay b pass\nplay w pass\ngenmove b\n")
+    assert out[:3] == ["=", "=", "="] and out[3] == "= A9"
+    assert out[4:6] == ["=", "="] and out[6].startswith("= ") and out[6] != "= pass"
+
+
+def test_a_failing_chooser_or_an_overlong_line_is_a_failure_not_an_exit():
+    def broken(states, histories):
+        raise RuntimeError("out of memory\nsecond line")
+
+    out = replies(GTPEngine(9, broken), "3 genmove b\nplay b " + "x" * 1_000_001 + "\n4 name\n")
+    assert out == [r"?3 internal error on 'genmove': RuntimeError 'out of memory\nsecond line'",
+                   "? line too long (over 1000000 characters)", "=4 stonelab"]
+
+
+# -- game management
+
+def test_fixed_handicap_places_the_standard_points():
+    eng = quick(19)
+    out = replies(eng, "1 fixed_handicap 9\n2 fixed_handicap 2\nclear_board\nfixed_handicap 1\nfixed_handicap 10\n"
+                       "fixed_handicap ²\nfixed_handicap\nfixed_handicap 3\nplay w K10\n")
+    assert out[0] == "=1 D4 Q16 D16 Q4 D10 Q10 K4 K16 K10" and out[1] == "?2 board not empty"
+    assert out[3:5] == ["? invalid number of stones: 19x19 takes 2..9"] * 2
+    assert out[5].startswith("? number of stones must be a whole number") and out[6].startswith("? fixed_handicap needs")
+    assert out[7:] == ["= D4 Q16 D16", "="] and eng.state.board.sum() == 3 - 1
+    assert replies(quick(9), "fixed_handicap 5\n") == ["= C3 G7 C7 G3 E5"]  # 3-3 points below 13x13
+    assert replies(quick(13), "fixed_handicap 4\n") == ["= D4 K10 D10 K4"]
+    assert replies(quick(10), "fixed_handicap 5\nfixed_handicap 4\n") == [
+        "? invalid number of stones: 10x10 takes 2..4", "= C3 H8 C8 H3"]  # no middle on an even board
+
+
+def test_place_free_handicap_chooses_the_standard_points():
+    eng = quick()
+    out = replies(eng, "7 place_free_handicap 1\nplace_free_handicap 81\nplace_free_handicap x\n"
+                       "place_free_handicap 3\nplace_free_handicap 3\n")
+    assert out[0] == "?7 invalid number of stones: 2..80" and out[1] == out[0][2:].join(["?", ""])
+    assert out[2].startswith("? number of stones must be") and out[3:] == ["= C3 G7 C7", "? board not empty"]
+    assert eng.state.to_play == -1
+    assert replies(quick(), "place_free_handicap 40\n") == ["= C3 G7 C7 G3 C5 G5 E3 E7 E5"]  # fewer, as GTP allows
+
+
+GAME = "(;GM[1]FF[4]SZ[9]KM[5.5]HA[2]AB[cg][gc];W[ee];B[ef];W[];B[fe])"
+
+
+def test_loadsgf_loads_the_position_before_a_move_and_the_komi(tmp_path):
+    (tmp_path / "game.sgf").write_text(GAME)
+    (tmp_path / "big.sgf").write_text("(;SZ[19];B[aa])")
+    (tmp_path / "bad.sgf").write_text("(;SZ[9];B[aa")
+    (tmp_path / "illegal.sgf").write_text("(;SZ[9];B[aa];W[aa])")
+    eng = quick()
+    game = tmp_path / "game.sgf"
+    out = replies(eng, f"1 loadsgf {game} 3\nshowboard\n2 loadsgf {game}\nloadsgf {game} 99\n"
+                       f"loadsgf {tmp_path}/missing.sgf\nloadsgf {tmp_path}/big.sgf\nloadsgf {tmp_path}/bad.sgf\n"
+                       f"loadsgf {tmp_path}/illegal.sgf\nloadsgf {game} 0\nloadsgf {game} ٣\nloadsgf\n"
+                       f"loadsgf {game} 1 2\nloadsgf {game} 1\n")
+    assert out[0] == "=1" and eng.komi == 5.5
+    assert out[1].count("X") == 3 and out[1].count("O") == 1  # AB C3 G7, W E5, B E4 (move 3 not yet)
+    assert out[2:4] == ["=2", "="]
+    assert out[4] == f"? cannot load file {ascii(str(tmp_path / 'missing.sgf'))} (No such file or directory)"
+    assert out[5].endswith("(SZ[19]: this model plays 9x9)") and "(parse_error" in out[6]
+    assert out[7].endswith("(move 2 is illegal: occupied)")
+    assert out[8].startswith("? move number must be 1 or more") and out[9].startswith("? move number must be a whole")
+    assert out[10].startswith("? loadsgf needs") and out[11].startswith("? loadsgf needs")
+    assert out[12] == "=" and len(eng.positions) == 1 and eng.state.board.sum() == 2  # the handicap alone
+    whole = quick()
+    assert replies(whole, f"loadsgf {game}\n") == ["="] and len(whole.positions) == 5
+    assert whole.state.board.sum() == 4 - 1 and whole.state.to_play == -1  # black moved last
+
+
+def test_printsgf_writes_the_game_that_loadsgf_reads_back(tmp_path):
+    eng = quick()
+    out = replies(eng, "komi 0.5\nfixed_handicap 2\nplay w E5\nplay b pass\nplay b D4\n5 printsgf\n")
+    assert out[-1] == "=5 (;GM[1]FF[4]CA[UTF-8]AP[stonelab:]SZ[9]KM[0.5]HA[2]AB[gc][cg]\n;W[ee];B[];B[df])"
+    path = tmp_path / "out.sgf"
+    assert replies(eng, f"printsgf {path}\nprintsgf {tmp_path}\nprintsgf a b\n") == [
+        "=", f"? cannot write {ascii(str(tmp_path))} (Is a directory)", "? printsgf takes at most a file name"]
+    again = quick()
+    assert replies(again, f"loadsgf {path}\nprintsgf\n")[1] == out[-1].replace("=5", "=")
+    assert [p.board.tolist() for p in again.positions] == [p.board.tolist() for p in eng.positions]
+
+
+def test_final_status_list_finds_the_dead_stones(tmp_path):
+    # black walls off the left, white the right; one white stone (B7) lies in black's area
+    # and one black stone (H4) in white's: both are dead, the walls are alive
+    rows = ["...X.O..."] * 9
+    rows[2], rows[5] = ".O.X.O...", "...X.O.X."
+    black = "".join(f"[{chr(97 + c)}{chr(97 + r)}]" for r in range(9) for c in range(9) if rows[r][c] == "X")
+    white = "".join(f"[{chr(97 + c)}{chr(97 + r)}]" for r in range(9) for c in range(9) if rows[r][c] == "O")
+    (tmp_path / "end.sgf").write_text(f"(;SZ[9]KM[7.5]AB{black}AW{white};B[];W[])")
+    eng = quick()
+    out = replies(eng, f"loadsgf {tmp_path / 'end.sgf'}\n1 final_status_list dead\n2 final_status_list alive\n"
+                       "3 final_status_list seki\nfinal_status_list\nfinal_status_list black_territory\n")
+    assert out[1] == "=1 B7\nH4"
+    assert out[2] == "=2 D9 D8 D7 D6 D5 D4 D3 D2 D1\nF9 F8 F7 F6 F5 F4 F3 F2 F1"
+    assert out[3] == "=3" and out[4] == out[5] == "? final_status_list needs alive, dead or seki"
+
+
+def test_loadsgf_refuses_setup_stones_without_liberties(tmp_path):
+    (tmp_path / "setup.sgf").write_text("(;SZ[9]AB[ba][ab]AW[aa];B[ee])")
+    eng = quick()
+    assert replies(eng, f"play b E5\nloadsgf {tmp_path / 'setup.sgf'}\n") == [
+        "=", "? cannot load file (illegal setup stones: suicide)"]
+    assert len(eng.positions) == 2  # the game before stays

@@ -11,6 +11,8 @@ on 19x19 is point 18. (sgfmill's own ``(row, col)`` has row 0 at the bottom; it 
 converted here as ``point = (n - 1 - row) * n + col``.) A pass is ``n * n``; colours
 are +1 black, -1 white.
 
+Writing: `game_sgf` turns one game back into SGF text (GTP's ``printsgf``).
+
 Command line: ``python -m stonelab.data.sgf PATHS... [--json] [--board-size N]``
 reports per file (per archive member) whether it loaded, why not, and how many
 games and moves it gave, then the skip counts per reason.
@@ -376,6 +378,34 @@ def sgf_coordinate(point: int, board_size: int) -> str:
         return ""
     row, col = divmod(point, board_size)
     return chr(97 + col) + chr(97 + row)
+
+
+def _sgf_escaped(text: str) -> str:
+    """A SimpleText value or one half of a composed value (AP[name:version]), escaped."""
+    return text.replace("\\", "\\\\").replace("]", "\\]").replace(":", "\\:")
+
+
+def game_sgf(board_size: int, komi: float, moves, *, setup_black=(), setup_white=(),
+             application: tuple[str, str] = ("stonelab", "")) -> str:
+    """A game as SGF text (FF[4], one game, no blank line), in this module's point convention.
+
+    moves: ``(colour, point)`` pairs in order, a pass as ``board_size ** 2`` (written
+    ``B[]``). setup_black / setup_white: AB / AW stones; HA[k] is written when the setup
+    is k >= 2 black stones and no white one (a handicap). Nodes go ten to a line.
+    `read_games` reads it back as the same game.
+    """
+    n = board_size
+    komi_text = np.format_float_positional(float(komi), trim="-")  # SGF reals have no exponent
+    name, version = application
+    root = f"(;GM[1]FF[4]CA[UTF-8]AP[{_sgf_escaped(name)}:{_sgf_escaped(version)}]SZ[{n}]KM[{komi_text}]"
+    if len(setup_black) >= 2 and len(setup_white) == 0:
+        root += f"HA[{len(setup_black)}]"
+    for ident, points in (("AB", setup_black), ("AW", setup_white)):
+        if len(points):
+            root += ident + "".join(f"[{sgf_coordinate(int(p), n)}]" for p in points)
+    nodes = [f";{'B' if colour == BLACK else 'W'}[{sgf_coordinate(int(point), n)}]" for colour, point in moves]
+    lines = [root] + ["".join(nodes[i:i + 10]) for i in range(0, len(nodes), 10)]
+    return "\n".join(lines) + ")"
 
 
 def _presenter(n: int) -> sgf_properties.Presenter:

@@ -67,7 +67,7 @@ GoArrays.__doc__ = "A Go position's arrays, see the module doc for each field's 
 # Slots of the ``info`` array (read them through the accessors below).
 I_SIZE = 0  # board side n
 I_TO_PLAY = 1  # colour to move
-I_KO = 2  # point the side to move may not play (simple ko), -1 if none
+I_KO = 2  # point of the single stone just captured in a ko shape, -1 if none
 I_PASSES = 3  # consecutive passes just played
 I_MOVE = 4  # moves (passes included) played since the start
 I_OVER = 5  # 1 once two passes in a row ended the game
@@ -76,7 +76,8 @@ I_SUPERKO = 7  # 1 when positional superko is enforced
 I_LAST = 8  # last move (N for a pass), -1 before the first move
 I_CAPS_BLACK = 9  # white stones captured by black so far
 I_CAPS_WHITE = 10  # black stones captured by white so far
-INFO_LEN = 11
+I_KO_COLOUR = 11  # the colour I_KO binds: that of the stone captured there (it may not retake at once)
+INFO_LEN = 12
 
 # Reasons a move is illegal, as returned by `legal_reason` / `play` (0 = legal).
 OK = 0
@@ -227,8 +228,13 @@ def set_to_play(st, colour):
 
 @njit(cache=True, nogil=True, inline="always")
 def ko_point(st):
-    """The point the side to move may not retake (simple ko), -1 if none."""
-    return st.info[I_KO]
+    """The point the side to move may not retake (simple ko), -1 if none.
+
+    The ban binds only the colour whose stone was just captured there: when the capturer
+    moves again (GTP, SGF and KGS records let one colour move twice in a row), the ko
+    point is an ordinary empty point for it.
+    """
+    return st.info[I_KO] if st.info[I_KO_COLOUR] == st.info[I_TO_PLAY] else -1
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -359,7 +365,7 @@ def legal_reason(st, move):
         return OK
     if board[move] != EMPTY:
         return OCCUPIED
-    if move == info[I_KO]:
+    if move == ko_point(st):
         return KO
     c = info[I_TO_PLAY]
     if is_suicide(st, move, c):
@@ -528,6 +534,7 @@ def play_unchecked(st, move):
         h = head[move]
         if captured == 1 and size[h] == 1 and libs[h] == 1:
             info[I_KO] = last
+            info[I_KO_COLOUR] = -c
         else:
             info[I_KO] = -1
         if c == BLACK:
@@ -1058,7 +1065,8 @@ class GoState:
 
     @property
     def ko_point(self) -> int:
-        return int(self.arrays.info[I_KO])
+        """The point the side to move may not retake, -1 if none (the kernel `ko_point`)."""
+        return int(ko_point(self.arrays))
 
     @property
     def move_number(self) -> int:

@@ -1,7 +1,7 @@
 """Approximate end-of-game ownership of a Go game, by random playouts (numba).
 
 Used at KGS cache-build time (`stonelab.data.kgs`) to give ``model=belief_vit`` its
-belief-map target. From the game's final position (setup stones and every move
+belief-map target, and by the GTP engine's ``final_status_list`` (`dead_stones`). From the game's final position (setup stones and every move
 replayed; most KGS games end by resignation or time, so that position is often far
 from settled), ``playouts`` random games are played to the end with a light policy:
 capture an enemy chain in atari when one exists, else play a uniformly random legal
@@ -29,6 +29,7 @@ from numba import njit
 from stonelab.games.go import (
     EMPTY,
     OK,
+    GoState,
     board_size,
     copy_arrays,
     legal_reason,
@@ -224,6 +225,26 @@ def playout_ownership(st, playouts, seed):
 
 
 @njit(cache=True, nogil=True)
+def dead_in_playouts(board, mean):
+    """bool[N]: the stones whose playout mean favours the other colour (the playouts
+    capture them more often than not): the dead stones of this module's estimate."""
+    dead = np.zeros(board.shape[0], dtype=np.bool_)
+    for p in range(board.shape[0]):
+        dead[p] = board[p] != EMPTY and mean[p] * board[p] < 0
+    return dead
+
+
+def dead_stones(state: GoState, *, playouts: int = OWNERSHIP_PLAYOUTS, seed: int = 0) -> np.ndarray:
+    """bool[N]: the stones of ``state`` that random playouts from it capture in most games.
+
+    An APPROXIMATION (see the module doc): good at lone stones and small groups left
+    inside settled territory, blind to seki and to anything that needs reading.
+    """
+    mean = playout_ownership(state.arrays, int(playouts), int(seed))
+    return dead_in_playouts(state.board, mean)
+
+
+@njit(cache=True, nogil=True)
 def final_ownership(n, setup_black, setup_white, moves, first_player, playouts, threshold, seed):
     """int8 [n*n] approximate owner of every point at the game's end: +1 black, -1 white, 0 unclear.
 
@@ -250,9 +271,10 @@ def final_ownership(n, setup_black, setup_white, moves, first_player, playouts, 
             break
     mean = playout_ownership(st, playouts, seed)
     board = st.board.copy()
+    dead = dead_in_playouts(board, mean)
     for p in range(N):
-        if board[p] != EMPTY and mean[p] * board[p] < 0:
-            board[p] = EMPTY  # dead
+        if dead[p]:
+            board[p] = EMPTY
     static = np.zeros(N, dtype=np.int8)
     tromp_taylor_owner(board, st.neighbours, static)
     for p in range(N):

@@ -30,37 +30,26 @@ INFO inside a block is applied and the block goes on.
 from __future__ import annotations
 
 import re
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TextIO
 
 import numpy as np
 
 from stonelab.games.gomoku import BLACK, EMPTY, MOVER_WINS, ONGOING, GomokuRules, outcome_after
+from stonelab.protocols.streams import CONTROL, MAX_DIGITS, MAX_LINE, input_lines, protocol_streams, shown
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 # ASCII only: \d and str.isdigit also take "²" or "٣", which int() then refuses or misreads
 _NUMBER = re.compile(r"\s*(-?[0-9]+)\s*", re.ASCII)
 _PAIR = re.compile(r"\s*(-?[0-9]+)\s*,\s*(-?[0-9]+)\s*", re.ASCII)  # a negative X,Y is off the board
 _SIZE = re.compile(r"\s*([0-9]+)\s*", re.ASCII)
 _SIZES = re.compile(r"\s*([0-9]+)\s*,\s*([0-9]+)\s*", re.ASCII)
 _SPACE = re.compile(r"[ \t]+")
-MAX_DIGITS = 18       # int() of 4,300+ digits raises; no size, coordinate or INFO value needs more
-MAX_LINE = 1_000_000  # characters: no protocol line comes near, and a stream without newlines
-                      # must not fill the memory
 NUMERIC_INFO = ("timeout_turn", "timeout_match", "time_left", "max_memory", "game_type", "rule")
 OWN, OPPONENT = 1, 2  # the fields of a BOARD line (3 = a stone of a continuous game)
 
 
 class GomocupError(Exception):
     """A command that fails: its message becomes the ``ERROR ...`` line."""
-
-
-def shown(text: str, limit: int = 40) -> str:
-    """``text`` to echo in a reply: quoted, ASCII-escaped (no newline or odd byte reaches the
-    manager) and cut after ``limit`` characters (a 100,000-character line is not sent back)."""
-    quoted = ascii(text.strip())
-    return quoted if len(quoted) <= limit + 2 else quoted[:limit + 1] + "..."
 
 
 def integer(text: str, what: str) -> int:
@@ -70,25 +59,6 @@ def integer(text: str, what: str) -> int:
     if len(digits) > MAX_DIGITS:
         raise GomocupError(f"{what} too large ({len(digits)} digits)")
     return int(sign + digits)
-
-
-def forgiving(stream: TextIO, **settings) -> TextIO:
-    """A real std stream set to replace, not raise on, a bad byte: under a strict locale one
-    stray byte would kill the brain. Other streams (a test's StringIO) are left as they are."""
-    if hasattr(stream, "reconfigure"):
-        stream.reconfigure(**settings)
-    return stream
-
-
-def input_lines(stdin: TextIO) -> Iterator[str | None]:
-    """The lines of ``stdin``; None for one over MAX_LINE characters, whose rest is skipped."""
-    while line := stdin.readline(MAX_LINE):
-        if len(line) < MAX_LINE or line.endswith("\n"):
-            yield line
-            continue
-        while line and not line.endswith("\n"):
-            line = stdin.readline(MAX_LINE)
-        yield None
 
 
 class GomocupEngine:
@@ -287,7 +257,7 @@ class GomocupEngine:
     # -- the protocol
     def respond(self, line: str) -> str | None:
         """The answer to one input line (None where the protocol wants none)."""
-        line = _CONTROL.sub("", line).strip()
+        line = CONTROL.sub("", line).strip()
         command, args = split_command(line)
         try:
             if self.board_lines is not None:
@@ -307,8 +277,7 @@ class GomocupEngine:
 
     def run(self, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
         """Answer the lines of ``stdin`` (default: the real stdin, as forgiving UTF-8) until END or EOF."""
-        stdin = forgiving(sys.stdin, encoding="utf-8", errors="replace") if stdin is None else stdin
-        stdout = forgiving(sys.stdout, errors="replace") if stdout is None else stdout
+        stdin, stdout = protocol_streams(stdin, stdout)
         if stdin is None:                                       # started with fd 0 closed: nothing will come
             return
         for line in input_lines(stdin):

@@ -12,22 +12,72 @@ is ``row * n + col`` with row 0 the top row (the convention of `stonelab.games.g
 
 Commands: protocol_version name version known_command list_commands quit boardsize
 clear_board komi play genmove undo showboard final_score set_free_handicap
-time_settings time_left. A malformed or unknown line gets a GTP failure response
-("? ..." with the reason) and the engine goes on; it never exits on bad input.
+fixed_handicap place_free_handicap loadsgf printsgf final_status_list time_settings
+time_left.
+
+- ``fixed_handicap N`` and ``place_free_handicap N`` put black stones on the standard
+  points of the GTP specification (section 4.1.1; 2..9 stones on odd boards, 2..4 on
+  even ones; place_free_handicap places the largest standard set not over N).
+- ``loadsgf FILE [MOVE]`` loads the first game of an SGF file (`stonelab.data.sgf`):
+  its size must be the model's, its komi is taken, and the position is the one before
+  move MOVE (after MOVE - 1 moves), or the end of the game.
+- ``printsgf [FILE]`` writes the game so far (size, komi, handicap stones, moves) as
+  SGF to FILE, or answers with it.
+- ``final_status_list alive|dead|seki``: dead stones are those random playouts from
+  the current position capture in most games (`stonelab.games.go_ownership.dead_stones`,
+  an approximation that needs no search); alive is every other stone; seki is always
+  empty, as playouts do not recognise seki. One chain per line.
+
+GTP lets one colour move twice in a row, and play goes on after two passes (a GUI's
+cleanup phase, a scoring dispute), as with GNU Go.
+
+Bad input never stops the engine: a malformed or unknown line gets a GTP failure
+response ("? ..." with the reason) and the engine goes on. Ids and whole-number
+arguments are ASCII digits only (not "²" or "١٢"); komi must be finite; control
+characters are ignored; stdin is read as UTF-8 with bad bytes as U+FFFD, whatever the
+locale; input echoed in a reply is ASCII-escaped and cut short; a line over a million
+characters is refused whole; a bug inside a command answers "? internal error ...".
 """
 
 from __future__ import annotations
 
+import math
 import re
-import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TextIO
 
-from stonelab.games.go import GoRules, GoState, IllegalMove, area_score
+import numpy as np
+
+from stonelab.data.sgf import game_sgf, read_games
+from stonelab.games.go import BLACK, WHITE, GoRules, GoState, IllegalMove, area_score
+from stonelab.games.go_ownership import dead_stones
+from stonelab.protocols.streams import (
+    CONTROL,
+    MAX_DIGITS,
+    MAX_LINE,
+    input_lines,
+    is_ascii_number,
+    protocol_streams,
+    shown,
+)
 
 GTP_LETTERS = "ABCDEFGHJKLMNOPQRST"  # no I
 COLOURS = {"b": 1, "black": 1, "w": -1, "white": -1}
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_REAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")  # ASCII: float() also takes "٣"
+MAX_SGF_BYTES = 16 * 2**20  # loadsgf reads no more: a game record is kilobytes, /dev/zero is endless
+STATUSES = ("alive", "dead", "seki")
+
+# GTP's fixed handicap (specification section 4.1.1): for each number of stones, the star
+# lines of each stone as (row, column), 0 the low line, 1 the middle, 2 the high one,
+# counted from the bottom left: 2 stones are D4 Q16 on 19x19, 3 add D16, 4 add Q4.
+_CORNERS = ((0, 0), (2, 2), (2, 0), (0, 2))
+_SIDES = ((1, 0), (1, 2))
+FIXED_HANDICAP_LINES = {
+    2: _CORNERS[:2], 3: _CORNERS[:3], 4: _CORNERS, 5: (*_CORNERS, (1, 1)),
+    6: (*_CORNERS, *_SIDES), 7: (*_CORNERS, *_SIDES, (1, 1)),
+    8: (*_CORNERS, *_SIDES, (0, 1), (2, 1)), 9: (*_CORNERS, *_SIDES, (0, 1), (2, 1), (1, 1)),
+}
 
 
 class GTPError(Exception):
@@ -44,13 +94,46 @@ def move_name(move: int, n: int) -> str:
 
 def parse_vertex(text: str, n: int) -> int:
     """The point of a GTP vertex (``D4``, ``pass``), case-insensitive."""
-    word = text.strip().upper()
+    word = text.strip().upper() if text.isascii() else text  # "ſ5".upper() is "S5"
     if word == "PASS":
         return n * n
-    match = re.fullmatch(r"([A-HJ-T])(\d{1,2})", word)
+    match = re.fullmatch(r"([A-HJ-T])([0-9]{1,2})", word)
     if not match or GTP_LETTERS.index(match[1]) >= n or not 1 <= int(match[2]) <= n:
-        raise GTPError(f"invalid vertex {text!r} for a {n}x{n} board")
+        raise GTPError(f"invalid vertex {shown(text)} for a {n}x{n} board")
     return (n - int(match[2])) * n + GTP_LETTERS.index(match[1])
+
+
+def number_argument(text: str, what: str) -> int:
+    """A whole-number argument (board size, stone count, move number, seconds) in ASCII
+    digits: str.isdigit also takes "²", which int() then refuses."""
+    if not is_ascii_number(text):
+        raise GTPError(f"{what} must be a whole number in ASCII digits, got {shown(text)}")
+    if len(text.lstrip("0")) > MAX_DIGITS:
+        raise GTPError(f"{what} too large ({len(text.lstrip('0'))} digits)")
+    return int(text)
+
+
+def max_fixed_handicap(n: int) -> int:
+    """Most stones GTP's fixed handicap places on an n x n board: 9 (odd n), 4 (even n)."""
+    return 9 if n % 2 else 4
+
+
+def fixed_handicap_points(n: int, count: int) -> list[int]:
+    """The points of GTP's fixed handicap of ``count`` stones: the 3-3 star points below
+    13x13, the 4-4 ones from 13x13, and the middle lines on odd boards."""
+    if not 2 <= count <= max_fixed_handicap(n):
+        raise GTPError(f"invalid number of stones: {n}x{n} takes 2..{max_fixed_handicap(n)}")
+    edge = 3 if n < 13 else 4
+    line = (edge - 1, (n - 1) // 2, n - edge)  # 0-based from the bottom (rows) or the left (columns)
+    return [(n - 1 - line[row]) * n + line[col] for row, col in FIXED_HANDICAP_LINES[count]]
+
+
+def position_for(state: GoState, colour: int) -> GoState:
+    """A copy of ``state`` with ``colour`` to move. GTP lets one colour move twice in a row,
+    and play goes on after two passes (a GUI's cleanup, a dispute), as GNU Go allows."""
+    now = state.copy()
+    now.to_play = colour
+    return now.resume_play() if now.is_over else now
 
 
 def score_name(score: float) -> str:
@@ -62,7 +145,7 @@ def parse_colour(text: str) -> int:
     try:
         return COLOURS[text.strip().lower()]
     except KeyError:
-        raise GTPError(f"invalid color {text!r} (b, w, black or white)") from None
+        raise GTPError(f"invalid color {shown(text)} (b, w, black or white)") from None
 
 
 class GTPEngine:
@@ -93,6 +176,11 @@ class GTPEngine:
             "showboard": lambda args: "\n" + self.board_text(),
             "final_score": lambda args: self.final_score(),
             "set_free_handicap": self.set_free_handicap,
+            "fixed_handicap": self.fixed_handicap,
+            "place_free_handicap": self.place_free_handicap,
+            "loadsgf": self.loadsgf,
+            "printsgf": self.printsgf,
+            "final_status_list": self.final_status_list,
             "time_settings": lambda args: "",   # no clock: moves take milliseconds
             "time_left": lambda args: "",
         }
@@ -112,22 +200,21 @@ class GTPEngine:
         return ""
 
     def boardsize(self, args: list[str]) -> str:
-        if len(args) != 1 or not args[0].isdigit():
+        if len(args) != 1:
             raise GTPError("boardsize needs one integer")
-        if int(args[0]) != self.board_size:
+        if number_argument(args[0], "board size") != self.board_size:
             raise GTPError("unacceptable size")  # the model was trained for one board size
         return self.clear_board()
 
     def set_komi(self, args: list[str]) -> str:
-        try:
-            self.komi = float(args[0])
-        except (IndexError, ValueError):
-            raise GTPError("komi needs one number") from None
+        # finite only: komi nan made final_score answer "W+nan"
+        if len(args) != 1 or not _REAL.fullmatch(args[0]) or not math.isfinite(float(args[0])):
+            raise GTPError(f"komi needs one finite number such as 6.5, got {shown(' '.join(args))}")
+        self.komi = float(args[0])
         return ""
 
     def _move(self, colour: int, move: int) -> None:
-        after = self.state.copy()
-        after.to_play = colour  # GTP lets a colour move twice in a row (handicap, setup)
+        after = position_for(self.state, colour)
         try:
             after.play(move)
         except IllegalMove as exc:
@@ -144,8 +231,7 @@ class GTPEngine:
         if len(args) != 1:
             raise GTPError("genmove needs a color")
         colour = parse_colour(args[0])
-        now = self.state.copy()
-        now.to_play = colour
+        now = position_for(self.state, colour)
         move = int(self.choose([now], [self.positions[:-1]])[0])
         self._move(colour, move)
         return move_name(move, self.board_size)
@@ -156,15 +242,132 @@ class GTPEngine:
         self.positions.pop()
         return ""
 
+    # -- handicap
     def set_free_handicap(self, args: list[str]) -> str:
+        self._require_empty_board()
+        points = [parse_vertex(a, self.board_size) for a in args]
+        full = self.board_size ** 2
+        if not 2 <= len(points) < full or len(set(points)) != len(points) or full in points:
+            raise GTPError(f"bad vertex list: 2..{full - 1} distinct points, no pass")
+        self._place_handicap(points)
+        return ""
+
+    def fixed_handicap(self, args: list[str]) -> str:
+        if len(args) != 1:
+            raise GTPError("fixed_handicap needs a number of stones")
+        points = fixed_handicap_points(self.board_size, number_argument(args[0], "number of stones"))
+        self._require_empty_board()
+        return self._place_handicap(points)
+
+    def place_free_handicap(self, args: list[str]) -> str:
+        """The engine's own choice is the standard set; past its size (9 or 4 stones) it places
+        that many: the GTP specification lets an engine place fewer than asked."""
+        if len(args) != 1:
+            raise GTPError("place_free_handicap needs a number of stones")
+        count, n = number_argument(args[0], "number of stones"), self.board_size
+        if not 2 <= count < n * n:
+            raise GTPError(f"invalid number of stones: 2..{n * n - 1}")
+        self._require_empty_board()
+        return self._place_handicap(fixed_handicap_points(n, min(count, max_fixed_handicap(n))))
+
+    def _require_empty_board(self) -> None:
         if len(self.positions) != 1 or self.state.board.any():
             raise GTPError("board not empty")
-        points = [parse_vertex(a, self.board_size) for a in args]
-        if len(points) < 2 or len(set(points)) != len(points) or self.board_size ** 2 in points:
-            raise GTPError("bad vertex list")
-        self.state.setup(points, [])
-        self.state.to_play = -1
+
+    def _place_handicap(self, points: list[int]) -> str:
+        """Black stones on ``points``, white to move; the vertices placed."""
+        try:
+            self.state.setup(points, [])  # leaves the position as it was when it raises
+        except IllegalMove as exc:  # every point filled: a chain without liberties
+            raise GTPError(f"bad vertex list ({exc.reason})") from None
+        self.state.to_play = WHITE
+        return " ".join(move_name(p, self.board_size) for p in points)
+
+    # -- game records
+    def loadsgf(self, args: list[str]) -> str:
+        if len(args) not in (1, 2):
+            raise GTPError("loadsgf needs a file name and optionally a move number")
+        stop = number_argument(args[1], "move number") if len(args) == 2 else None
+        if stop == 0:
+            raise GTPError("move number must be 1 or more (the position before that move is loaded)")
+        record = self._sgf_game(args[0])
+        self.positions = self._replayed(record, stop)
+        self.komi = record.komi
         return ""
+
+    def _sgf_game(self, name: str):
+        """The first game of SGF file ``name`` (a `stonelab.data.sgf.GameRecord`)."""
+        cannot = f"cannot load file {shown(name, 200)}"
+        try:
+            with open(name, "rb") as handle:
+                data = handle.read(MAX_SGF_BYTES + 1)
+        except OSError as exc:
+            raise GTPError(f"{cannot} ({exc.strerror or type(exc).__name__})") from None
+        if len(data) > MAX_SGF_BYTES:
+            raise GTPError(f"{cannot} (over {MAX_SGF_BYTES} bytes)")
+        result = read_games(data, name, check_legal=False)
+        if not result.games:
+            skip = result.skips[0]
+            raise GTPError(f"{cannot} ({skip.reason}{': ' + shown(skip.detail) if skip.detail else ''})")
+        record = result.games[0]
+        if record.board_size != self.board_size:
+            raise GTPError(f"{cannot} (SZ[{record.board_size}]: this model plays {self.board_size}x{self.board_size})")
+        return record
+
+    def _replayed(self, record, stop: int | None) -> list[GoState]:
+        """The positions of ``record`` from its setup stones up to before move ``stop`` (1-based)."""
+        try:
+            first = GoRules(self.board_size).new_state().setup(record.setup_black, record.setup_white)
+        except IllegalMove as exc:
+            raise GTPError(f"cannot load file (illegal setup stones: {exc.reason})") from None
+        first.to_play = record.first_player
+        positions = [first]
+        for number, (colour, point) in enumerate(record.moves[:None if stop is None else stop - 1], start=1):
+            after = position_for(positions[-1], colour)
+            try:
+                after.play(point)
+            except IllegalMove as exc:
+                raise GTPError(f"cannot load file (move {number} is illegal: {exc.reason})") from None
+            positions.append(after)
+        return positions
+
+    def printsgf(self, args: list[str]) -> str:
+        if len(args) > 1:
+            raise GTPError("printsgf takes at most a file name")
+        text = self.game_sgf()
+        if not args:
+            return text
+        try:
+            Path(args[0]).write_text(text + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise GTPError(f"cannot write {shown(args[0], 200)} ({exc.strerror or type(exc).__name__})") from None
+        return ""
+
+    def game_sgf(self) -> str:
+        """The game so far as SGF: the first position's stones as setup (AB, AW), then every move."""
+        board = self.positions[0].board
+        moves = [(-after.to_play, after.last_move) for after in self.positions[1:]]  # the mover hands over
+        return game_sgf(self.board_size, self.komi, moves, setup_black=np.flatnonzero(board == BLACK).tolist(),
+                        setup_white=np.flatnonzero(board == WHITE).tolist(),
+                        application=(self.engine_name, self.engine_version))
+
+    # -- scoring
+    def final_status_list(self, args: list[str]) -> str:
+        """Stones of one status, one chain per line (see the module doc for how dead is judged)."""
+        if len(args) != 1 or args[0].lower() not in STATUSES:
+            raise GTPError("final_status_list needs alive, dead or seki")
+        status = args[0].lower()
+        if status == "seki":
+            return ""  # random playouts do not recognise seki
+        dead = dead_stones(self.state)
+        wanted = dead if status == "dead" else (self.state.board != 0) & ~dead
+        lines, seen = [], set()
+        for point in np.flatnonzero(wanted).tolist():
+            if point not in seen:
+                chain = [p for p in self.state.chain(point) if wanted[p]]
+                seen.update(chain)
+                lines.append(" ".join(move_name(p, self.board_size) for p in chain))
+        return "\n".join(lines)
 
     def final_score(self) -> str:
         return score_name(float(area_score(self.state.arrays, self.komi)))  # Tromp-Taylor: black - white - komi
@@ -178,14 +381,14 @@ class GTPEngine:
     # -- the protocol
     def respond(self, line: str) -> str | None:
         """The full response to one input line (None for a blank or comment line)."""
-        line = _CONTROL.sub("", line.split("#", 1)[0]).replace("\t", " ").strip()
+        line = CONTROL.sub("", line.split("#", 1)[0]).replace("\t", " ").strip()
         if not line:
             return None
         words = line.split()
-        ident = words.pop(0) if words[0].isdigit() else ""
+        ident = words.pop(0) if is_ascii_number(words[0]) else ""  # "١٢" is no id: a command
         if not words:
             return f"?{ident} missing command\n\n"
-        command, args = words[0].lower(), words[1:]
+        command, args = (words[0].lower() if words[0].isascii() else words[0]), words[1:]
         handler = self.commands.get(command)
         if handler is None:
             return f"?{ident} unknown command\n\n"
@@ -193,11 +396,17 @@ class GTPEngine:
             result = handler(args)
         except GTPError as exc:
             return f"?{ident} {exc}\n\n"
+        except Exception as exc:  # a bug (or the chooser failing) must not end a game
+            return f"?{ident} internal error on {shown(command)}: {type(exc).__name__} {shown(str(exc))}\n\n"
         return f"={ident} {result}".rstrip(" ") + "\n\n"
 
-    def run(self, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> None:
-        for line in stdin:
-            response = self.respond(line)
+    def run(self, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
+        """Answer the lines of ``stdin`` (default: the real stdin, as forgiving UTF-8) until quit or EOF."""
+        stdin, stdout = protocol_streams(stdin, stdout)
+        if stdin is None:  # started with fd 0 closed: nothing will come
+            return
+        for line in input_lines(stdin):
+            response = self.respond(line) if line is not None else f"? line too long (over {MAX_LINE} characters)\n\n"
             if response is None:
                 continue
             stdout.write(response)
