@@ -30,17 +30,21 @@ def gtp_engine(cfg: DictConfig):
 
 
 def gomocup_engine(cfg: DictConfig):
+    """The brain, ready to move at once: model loaded, search compiled, tree allocated. The
+    protocol times each move but not START, so all of that happens before START is read;
+    nothing here imports Lightning (4-5 s)."""
     from stonelab.arena.players import NeuralMCTSPlayer
     from stonelab.games.gomoku_candidates import PruningConfig
     from stonelab.models import checkpoints
-    from stonelab.models.alphazero import net_evaluator
+    from stonelab.models.evaluator import net_evaluator
     from stonelab.protocols.gomocup import GomocupEngine, search_chooser
     from stonelab.search.mcts import MCTSConfig
 
+    search, pruning = MCTSConfig(**cfg.search), PruningConfig(**cfg.pruning)  # bad values: refused before loading
     loaded = checkpoints.load(cfg.ckpt_path, game="gomoku")  # a Go checkpoint is refused by name
     game = loaded.game
-    player = NeuralMCTSPlayer(game, net_evaluator(loaded.net, resolve_device(cfg.device)), MCTSConfig(**cfg.search),
-                              pruning=PruningConfig(**cfg.pruning))
+    player = NeuralMCTSPlayer(game, net_evaluator(loaded.net, resolve_device(cfg.device)), search, pruning=pruning)
+    player.warm_up()
     about = {"name": cfg.name, "version": __version__, "author": "stonelab",
              "country": "", "www": "", "email": ""}
     return GomocupEngine(game, search_chooser(player), about=about)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import torch
 
@@ -49,3 +51,26 @@ def test_a_random_opening_is_shared_by_each_pair_and_differs_between_pairs():
     play_match(again[0], again[1], again[2], 6, opening_moves=2, seed=3)
     assert again[1].games == a.games                      # seeded: the same match again
     assert np.all([len(g) >= 7 for g in a.games])         # 4 in a row needs at least 7 stones
+
+
+def test_out_of_time_the_searcher_still_plays_a_searched_legal_move():
+    rules, player, _ = players()
+    player.reset(1)
+    for point in (0, 1, 2):                                  # the empty-visits argmax would be point 0
+        player.observe(0, point)
+    move = player.choose(np.array([0]), deadline=time.monotonic() - 1)[0]
+    assert move not in (0, 1, 2) and player.mcts.simulations == 1   # one playout, not the configured 16
+    player.choose(np.array([0]))                              # no deadline: the configured playouts
+    assert player.mcts.simulations == 1 + 16
+
+
+def test_reset_game_empties_the_board_in_the_same_tree_and_warm_up_leaves_the_player_alone():
+    rules, player, _ = players()
+    player.reset(1)
+    tree = player.mcts
+    player.observe(0, 5)
+    player.reset_game(0)
+    assert player.mcts is tree and not player.mcts.root_board.any()
+    big = NeuralMCTSPlayer(rules, player.evaluate, MCTSConfig(playouts=100_000))
+    big.warm_up()                                             # on a small tree of its own: nothing allocated
+    assert big.mcts is None

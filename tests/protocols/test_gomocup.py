@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import io
 import os
+import queue
+import re
 import subprocess
 import sys
+import threading
+import time
+from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
+import pytest
 import torch
 
 from conftest import ROOT, save_checkpoint, tiny_maddison_checkpoint
@@ -15,11 +22,12 @@ from stonelab.arena.players import NeuralMCTSPlayer
 from stonelab.games.gomoku import GomokuRules
 from stonelab.models.alphazero import AlphaZeroModule, net_evaluator
 from stonelab.models.nets.policy_value import PolicyValueNet
-from stonelab.protocols.gomocup import GomocupEngine, search_chooser
+from stonelab.protocols import gomocup
+from stonelab.protocols.gomocup import MIN_BUDGET_S, GomocupClock, GomocupEngine, search_chooser
 from stonelab.search.mcts import MCTSConfig
 
 
-def first_empty(moves: list[int]) -> int:
+def first_empty(moves: list[int], deadline: float | None = None) -> int:
     """A chooser that plays the lowest empty point: fully predictable answers."""
     return min(set(range(64)) - set(moves))
 
@@ -159,7 +167,7 @@ def test_board_block_without_done():
 
 
 def test_a_failing_chooser_is_an_error_line_not_a_crash():
-    def broken(moves):
+    def broken(moves, deadline):
         raise RuntimeError("out of memory\nsecond line")
 
     eng = GomocupEngine(GomokuRules(8, 5), broken)
@@ -170,7 +178,7 @@ def test_a_failing_chooser_is_an_error_line_not_a_crash():
 BRAIN = """
 from stonelab.games.gomoku import GomokuRules
 from stonelab.protocols.gomocup import GomocupEngine
-GomocupEngine(GomokuRules(8, 5), lambda moves: min(set(range(64)) - set(moves)),
+GomocupEngine(GomokuRules(8, 5), lambda moves, deadline: min(set(range(64)) - set(moves)),
               about={"name": "bad \\udcff name"}).run()
 """
 STRICT_UTF8 = {"LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8:strict"}
@@ -188,28 +196,87 @@ def test_the_real_stdin_takes_any_byte_under_a_strict_utf8_locale():
     assert proc.returncode == 0 and proc.stdout == b'name="bad ? name"\n', proc.stderr  # unencodable: '?'
 
 
-def test_search_chooser_replays_only_what_changed():
+def test_clock_budget_from_the_turn_limit_the_match_time_or_both():
+    assert GomocupClock().budget(225) is None                           # no limit: the playouts decide
+    turn = GomocupClock(timeout_turn=1000)
+    assert turn.budget(225) == pytest.approx(0.8) == turn.budget(3)    # 1 s - 0.1 s - 10 %
+    assert GomocupClock(timeout_turn=0).budget(225) == MIN_BUDGET_S    # "as fast as possible"
+    # the match time left is shared over the own moves expected: half the empty points, at most 30
+    left = GomocupClock(time_left=60_000)
+    assert left.budget(225) == pytest.approx(2 - 0.1 - 0.2)            # 60 s / 30
+    assert left.budget(10) == pytest.approx(12 - 0.1 - 1.2)            # 60 s / 5
+    assert left.budget(1) == pytest.approx(60 - 0.1 - 6)               # the last move may take it all
+    assert GomocupClock(time_left=-500).budget(100) == MIN_BUDGET_S    # overrun: as fast as possible
+    # timeout_match stands in for time_left until the manager sends it
+    assert GomocupClock(timeout_match=300_000).budget(225) == pytest.approx(10 - 0.1 - 1)
+    assert GomocupClock(timeout_match=300_000, time_left=30_000).budget(225) == pytest.approx(1 - 0.1 - 0.1)
+    # both limits: the tighter one
+    assert GomocupClock(timeout_turn=5000, time_left=30_000).budget(225) == pytest.approx(0.8)
+    assert GomocupClock(timeout_turn=1000, time_left=600_000).budget(225) == pytest.approx(0.8)
+    # zero match time and the protocol's "unlimited" time_left are no limit
+    assert GomocupClock(timeout_match=0).budget(225) is None
+    assert GomocupClock(timeout_match=300_000, time_left=2147483647).budget(225) is None
+    assert GomocupClock(timeout_turn=2000, timeout_match=0, time_left=2147483647).budget(9) == pytest.approx(1.7)
+
+
+def test_time_infos_set_the_clock_and_garbage_is_refused_keeping_the_old_value():
+    eng = engine()
+    lines = [eng.respond(line) for line in (
+        "START 8", "INFO timeout_turn 1000", "INFO timeout_turn abc", "INFO timeout_turn -5",
+        "INFO timeout_match -1", "INFO timeout_match 300000", "INFO time_left 1.5", "INFO time_left -20",
+        "INFO timeout_turn", "BEGIN")]
+    assert lines == [
+        "OK", None, "ERROR INFO timeout_turn needs a number, got 'abc'",
+        "ERROR INFO timeout_turn must be >= 0 milliseconds, got -5",
+        "ERROR INFO timeout_match must be >= 0 milliseconds, got -1", None,
+        "ERROR INFO time_left needs a number, got '1.5'", None,             # an overrun match: negative
+        "ERROR INFO timeout_turn needs a number, got ''", "0,0"]
+    assert eng.clock == GomocupClock(timeout_turn=1000, timeout_match=300_000, time_left=-20)
+
+
+def test_each_move_gets_its_deadline_from_the_command_that_asked_for_it(monkeypatch):
+    now = [100.0]
+    monkeypatch.setattr(gomocup, "time", SimpleNamespace(monotonic=lambda: now[0]))
+    deadlines = []
+
+    def recorder(moves, deadline):
+        deadlines.append(deadline)
+        return first_empty(moves)
+
+    eng = GomocupEngine(GomokuRules(8, 5), recorder)
+    talk(eng, "START 8\nBEGIN\nINFO timeout_turn 1000\nTURN 5,5\n")
+    assert deadlines == [None, pytest.approx(100.8)]                     # no limit until INFO says one
+    now[0] = 200.0
+    eng.respond("BOARD")                                                 # the move's time runs from here
+    now[0] = 203.0
+    talk(eng, "4,4,2\nINFO time_left 6000\nDONE\n")                      # INFO inside the block counts
+    assert deadlines[-1] == pytest.approx(200 + 0.2 - 0.1 - 0.02)        # 6 s / 30 moves = 0.2 s
+
+
+def test_search_chooser_replays_only_what_changed_and_passes_the_deadline():
     calls = []
 
     class Recorder:
-        mcts = None
-
         def reset(self, num_games):
-            calls.append("reset")
-            self.mcts = object()
+            calls.append("allocate")
+
+        def reset_game(self, g):
+            calls.append("new game")
 
         def observe(self, g, move):
             calls.append(move)
 
-        def choose(self, games):
+        def choose(self, games, *, deadline):
+            calls.append(("search", deadline))
             return np.array([7])
 
     choose = search_chooser(Recorder())
-    assert choose([3]) == 7 and calls == ["reset", 3]
-    choose([3, 7, 5])                                          # the game went on: two new moves
-    assert calls == ["reset", 3, 7, 5]
-    choose([3, 9])                                             # another line (TAKEBACK / BOARD)
-    assert calls == ["reset", 3, 7, 5, "reset", 3, 9]
+    assert calls == ["allocate"]                               # the tree is allocated before any move
+    assert choose([3], None) == 7 and calls[1:] == [3, ("search", None)]
+    choose([3, 7, 5], 12.5)                                    # the game went on: two new moves
+    assert calls[3:] == [7, 5, ("search", 12.5)]
+    choose([3, 9], None)                                       # another line (TAKEBACK / BOARD): same tree
+    assert calls[6:] == ["new game", 3, 9, ("search", None)]
 
 
 def test_the_search_takes_an_immediate_win():
@@ -248,3 +315,94 @@ def test_play_py_refuses_a_go_checkpoint_and_an_unknown_protocol(tmp_path):
         proc = subprocess.run([sys.executable, "src/play.py", *args], cwd=ROOT, text=True,
                               capture_output=True, timeout=300, input="")
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
+
+
+class Manager:
+    """A Gomocup manager in a test: starts ``python src/play.py protocol=gomocup`` (under
+    ``-X importtime``, into ``stderr_path``), sends lines and times each reply from the
+    moment its command is written."""
+
+    def __init__(self, args: list[str], stderr_path, env: dict[str, str] | None = None):
+        self.stderr = open(stderr_path, "w")  # noqa: SIM115  (closed in end())
+        self.spawned = time.monotonic()
+        self.proc = subprocess.Popen([sys.executable, "-X", "importtime", "src/play.py", "protocol=gomocup", *args],
+                                     cwd=ROOT, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.stderr, env={**os.environ, **(env or {})})
+        self.replies: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.replies.put(line.strip())
+
+    def send(self, line: str) -> float:
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        return time.monotonic()
+
+    def ask(self, line: str, replies: int = 1) -> tuple[list[str], float]:
+        """The reply lines to ``line`` and the seconds until the last came (a hung brain fails
+        the test after 5 minutes rather than hang it)."""
+        sent = self.send(line)
+        answer = [self.replies.get(timeout=300) for _ in range(replies)]
+        return answer, time.monotonic() - sent
+
+    def end(self) -> int:
+        self.send("END")
+        code = self.proc.wait(timeout=60)
+        self.stderr.close()
+        return code
+
+
+def test_play_py_answers_start_loaded_and_every_timed_move_within_its_second(tmp_path):
+    # 100,000 playouts take minutes here: only the clock can end these searches in a second
+    brain = Manager([f"ckpt_path={_checkpoint(tmp_path)}", "search.playouts=100000"], tmp_path / "stderr")
+    start, _ = brain.ask("START 6", replies=2)
+    start_s = time.monotonic() - brain.spawned                 # 5 s here at load 7 (7.3 s with Lightning)
+    assert start[0] == "OK" and start_s < 120
+    brain.send("INFO timeout_turn 1000")
+    taken: set[str] = set()
+    moves = []                                                 # (command, seconds to the reply, budget)
+
+    def free() -> str:
+        point = next(f"{x},{y}" for y in range(6) for x in range(6) if f"{x},{y}" not in taken)
+        taken.add(point)
+        return point
+
+    def move(command: str, clock: GomocupClock) -> None:
+        [reply], seconds = brain.ask(command)
+        assert re.fullmatch(r"[0-5],[0-5]", reply) and reply not in taken, (command, reply)
+        moves.append((command, seconds, clock.budget(36 - len(taken))))
+        taken.add(reply)
+
+    turn = GomocupClock(timeout_turn=1000)
+    move("BEGIN", turn)
+    move(f"TURN {free()}", turn)
+    move(f"TURN {free()}", turn)
+    assert brain.ask("RESTART")[0] == ["OK"]
+    taken.clear()
+    brain.send("BOARD")
+    for owner in (2, 1, 2):                                    # 2: the manager's stones, 1: the brain's
+        brain.send(f"{free()},{owner}")
+    move("DONE", turn)
+    brain.send("INFO time_left 12000")                         # 12 s over 16 moves: tighter than the turn limit
+    move(f"TURN {free()}", replace(turn, time_left=12000))
+    assert brain.end() == 0
+    # every search ran until its budget (it cannot finish its playouts), and replied within the second
+    assert moves[-1][2] < moves[0][2] == pytest.approx(0.8)
+    assert all(budget <= seconds < 1.0 for _, seconds, budget in moves), moves
+    imported = {line.split("|")[-1].strip() for line in (tmp_path / "stderr").read_text().splitlines()
+                if line.startswith("import time:")}
+    assert "torch" in imported and "lightning" not in imported  # Lightning would add 4-5 s before START
+
+
+@pytest.mark.slow
+def test_a_fresh_install_compiles_before_start_not_in_the_first_timed_move(tmp_path):
+    # an empty numba cache: every search kernel compiles (50 s here at load 8) before START's OK
+    brain = Manager([f"ckpt_path={_checkpoint(tmp_path)}", "search.playouts=100000"], tmp_path / "stderr",
+                    env={"NUMBA_CACHE_DIR": str(tmp_path / "numba_cache")})
+    assert brain.ask("START 6", replies=2)[0][0] == "OK"
+    brain.send("INFO timeout_turn 1000")
+    [reply], seconds = brain.ask("BEGIN")
+    assert re.fullmatch(r"[0-5],[0-5]", reply) and seconds < 1.0
+    assert brain.end() == 0

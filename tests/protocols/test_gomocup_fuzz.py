@@ -21,7 +21,7 @@ CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 REPLY = re.compile(r"(OK|[0-9]+,[0-9]+|(ERROR|UNKNOWN|MESSAGE) .+|name=.*)")
 
 
-def first_empty(moves: list[int]) -> int:
+def first_empty(moves: list[int], deadline: float | None = None) -> int:
     return min(set(range(N * N)) - set(moves))
 
 

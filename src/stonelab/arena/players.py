@@ -6,11 +6,14 @@ played (its own and the opponent's); `choose` asks for moves in some games.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from stonelab.games.gomoku import MOVER_WINS, ONGOING, GomokuRules, outcome_after
 from stonelab.games.gomoku_candidates import PruningConfig
 from stonelab.games.gomoku_search import pure_mcts_move
+from stonelab.search.game import ONGOING as SEARCH_ONGOING
 from stonelab.search.mcts import BatchedMCTS, Evaluator, MCTSConfig
 
 
@@ -26,9 +29,31 @@ class NeuralMCTSPlayer:
     def reset(self, num_games: int) -> None:
         self.mcts = BatchedMCTS(self.rules, num_games, self.config, pruning=self.pruning)
 
-    def choose(self, games: np.ndarray) -> np.ndarray:
-        visits = self.mcts.search(self.evaluate, games, add_noise=False)
+    def reset_game(self, g: int) -> None:
+        """Game ``g`` back to the empty board, keeping the trees' memory: allocating a tree
+        for 100,000 playouts on 15x15 takes seconds, too long inside a timed move."""
+        self.mcts.reset(g)
+
+    def choose(self, games: np.ndarray, *, deadline: float | None = None) -> np.ndarray:
+        """The most visited move of each game in ``games`` after ``config.playouts`` playouts,
+        or fewer where ``time.monotonic()`` passes ``deadline`` first."""
+        visits = self.mcts.search(self.evaluate, games, add_noise=False, deadline=deadline)
+        unvisited = games[visits[games].sum(axis=1) == 0]
+        if len(unvisited):
+            # out of time with only the root expanded: argmax of zero visits would be point 0,
+            # maybe occupied; one playout more (one evaluation) makes it a searched move
+            visits[unvisited] = self.mcts.search(self.evaluate, unvisited, add_noise=False, playouts=1)[unvisited]
         return np.argmax(visits[games], axis=1)
+
+    def warm_up(self, moves: int = 4) -> None:
+        """Compile every kernel a move runs (or load it from numba's cache) and run the net once,
+        on a throwaway tree small enough to be compacted: a first search pays ~0.5 s for this
+        with a warm numba cache, seconds with a cold one, which must not come out of a timed move."""
+        mcts = BatchedMCTS(self.rules, 1, replace(self.config, playouts=4), pruning=self.pruning, max_nodes=16)
+        for _ in range(moves):
+            visits = mcts.search(self.evaluate, playouts=4)
+            if mcts.play(0, int(np.argmax(visits[0]))) != SEARCH_ONGOING:
+                break
 
     def observe(self, g: int, move: int) -> None:
         self.mcts.play(g, move)

@@ -12,12 +12,12 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 import lightning as L
-import numpy as np
 import torch
 from torch import nn
 
 from stonelab.errors import ConfigError, check
 from stonelab.games.gomoku import GomokuRules
+from stonelab.models.evaluator import net_evaluator  # noqa: F401  (re-exported: one source of truth)
 from stonelab.models.identity import (  # noqa: F401  (re-exported: one source of truth)
     CHECKPOINT_KEY,
     CheckpointMismatchError,
@@ -175,15 +175,3 @@ class AlphaZeroModule(L.LightningModule):
 def alphazero_identity(game: GomokuRules) -> dict:
     """The identity an AlphaZero checkpoint of ``game`` carries."""
     return {"model": "alphazero", "game": "gomoku", "board_size": game.n, "win_length": game.k}
-
-
-def net_evaluator(net: nn.Module, device: torch.device | str = "cpu") -> Evaluator:
-    """Batched leaf evaluation for a plain network (opponents, benchmarks, play)."""
-    net = net.to(device).eval()
-
-    def evaluate(planes: np.ndarray):
-        with torch.inference_mode():
-            log_p, v = net(torch.from_numpy(planes).to(device, non_blocking=True))
-            return log_p.exp().float().cpu().numpy(), v.float().cpu().numpy()
-
-    return evaluate

@@ -13,8 +13,13 @@ is ``Y * n + X`` in `stonelab.games.gomoku`'s layout.
 Commands: START, RECTSTART (square only), RESTART, BEGIN, TURN, BOARD ... DONE, TAKEBACK,
 INFO (stored, answered only to warn or refuse), ABOUT, END. The model plays only its own
 board size and win length (freestyle: a longer line also wins); other sizes get ``ERROR``,
-and a rule or win length the model was not trained for gets a ``MESSAGE`` warning. No
-clock: a move takes what its playouts take, whatever ``INFO timeout_turn`` says.
+and a rule or win length the model was not trained for gets a ``MESSAGE`` warning.
+
+Time: ``INFO timeout_turn``, ``timeout_match`` and ``time_left`` (milliseconds) set each
+move's budget (`GomocupClock`); the search stops on it, or after ``search.playouts``,
+whichever comes first. Without them a move takes what its playouts take. The protocol
+times a move from its command (TURN, BEGIN, BOARD) to the reply, but not START: the
+brain loads the model and compiles the search before it reads its first command.
 
 Bad input never stops the brain: a malformed or illegal line is answered with one
 ``ERROR <reason>`` line (unknown commands ``UNKNOWN <reason>``) and it goes on. Numbers
@@ -30,7 +35,9 @@ INFO inside a block is applied and the block goes on.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import TextIO
 
 import numpy as np
@@ -46,10 +53,65 @@ _SIZES = re.compile(r"\s*([0-9]+)\s*,\s*([0-9]+)\s*", re.ASCII)
 _SPACE = re.compile(r"[ \t]+")
 NUMERIC_INFO = ("timeout_turn", "timeout_match", "time_left", "max_memory", "game_type", "rule")
 OWN, OPPONENT = 1, 2  # the fields of a BOARD line (3 = a stone of a continuous game)
+UNLIMITED_MS = 2147483647  # the time_left of a match without a time limit
+MARGIN_S, MARGIN_FRACTION = 0.1, 0.1  # a move's safety margin: 0.1 s + 10 % of its time
+MIN_BUDGET_S = 0.01  # out of time (or timeout_turn 0): a move still gets a search of one playout
+MOVES_EXPECTED_MAX = 30  # own moves a match is planned for; time_left / 30 early in a game
 
 
 class GomocupError(Exception):
     """A command that fails: its message becomes the ``ERROR ...`` line."""
+
+
+@dataclass(frozen=True)
+class GomocupClock:
+    """The time limits the manager sent (``INFO``, milliseconds; None: not sent), and the
+    time the next move may take.
+
+    timeout_turn: each move's limit; 0 asks for a move "as fast as possible".
+    timeout_match: the whole match's limit, 0 for none; stands in for time_left until
+      the manager sends that (it must, before every move of a timed match).
+    time_left: the match time remaining; 2147483647 means unlimited, and it goes
+      negative once the brain has overrun.
+
+    A move's time is the least of the turn limit and an even share of the match time
+    left over the own moves still expected (half the empty points, at most 30), less a
+    margin of 0.1 s + 10 %, and at least 10 ms. The margin covers what the budget does
+    not see: the search stops only between batched network evaluations, so it overshoots
+    by up to one; the move is then played and written back; the manager's clock runs
+    while the lines cross the pipes; and on a busy machine the brain can wait for a core.
+    """
+
+    timeout_turn: int | None = None
+    timeout_match: int | None = None
+    time_left: int | None = None
+
+    def updated(self, key: str, ms: int) -> GomocupClock:
+        """This clock after ``INFO key ms`` (key: one of the three fields)."""
+        if key in ("timeout_turn", "timeout_match") and ms < 0:
+            raise GomocupError(f"INFO {key} must be >= 0 milliseconds, got {ms}")
+        return replace(self, **{key: ms})
+
+    def match_left(self) -> int | None:
+        """Milliseconds left in the match, None without a match limit."""
+        if self.time_left is not None:
+            return None if self.time_left >= UNLIMITED_MS else self.time_left
+        return self.timeout_match or None
+
+    def budget(self, empty_points: int) -> float | None:
+        """Seconds the next move may take with ``empty_points`` empty points on the board;
+        None without any limit (the configured playouts decide)."""
+        limits_s = []
+        if self.timeout_turn is not None:
+            limits_s.append(self.timeout_turn / 1000)
+        match_left = self.match_left()
+        if match_left is not None:
+            moves_expected = min(MOVES_EXPECTED_MAX, max(1, (empty_points + 1) // 2))
+            limits_s.append(match_left / 1000 / moves_expected)
+        if not limits_s:
+            return None
+        limit_s = min(limits_s)
+        return max(MIN_BUDGET_S, limit_s - MARGIN_S - MARGIN_FRACTION * limit_s)
 
 
 def integer(text: str, what: str) -> int:
@@ -64,22 +126,26 @@ def integer(text: str, what: str) -> int:
 class GomocupEngine:
     """Protocol state around a move chooser.
 
-    ``choose(moves) -> point`` gets the game's moves from the empty board (black first)
-    and returns the move for the side to play.
+    ``choose(moves, deadline) -> point`` gets the game's moves from the empty board (black
+    first) and returns the move for the side to play, by ``time.monotonic()`` ``deadline``
+    (None: no time limit).
     """
 
-    def __init__(self, rules: GomokuRules, choose: Callable[[list[int]], int], *,
+    def __init__(self, rules: GomokuRules, choose: Callable[[list[int], float | None], int], *,
                  about: dict[str, str] | None = None):
         self.rules = rules
         self.choose = choose
         self.about = about or {"name": "stonelab"}
         self.info: dict[str, str] = {}
+        self.clock = GomocupClock()
+        self.turn_started = time.monotonic()  # when the command of the move to make arrived
         self.started = False
         self.moves: list[int] = []
         self.board = rules.new_board()
         self.outcome = ONGOING
         self.board_lines: list[str] | None = None  # collecting a BOARD ... DONE block
         self.finished = False
+        outcome_after(self.board, rules.n, rules.k, 0, 1)  # compiled (or read from numba's cache) now, not in a timed TURN
         self.commands: dict[str, Callable[[str], str | None]] = {
             "START": self.start, "RECTSTART": self.rectstart, "RESTART": self.restart,
             "BEGIN": self.begin, "TURN": self.turn, "BOARD": self.board_begin,
@@ -117,11 +183,16 @@ class GomocupEngine:
         self.moves.append(point)
         self.outcome = outcome_after(self.board, self.rules.n, self.rules.k, point, len(self.moves))
 
+    def deadline(self) -> float | None:
+        """The ``time.monotonic()`` by which the move must be chosen (None: no limit)."""
+        budget = self.clock.budget(self.rules.n ** 2 - len(self.moves))
+        return None if budget is None else self.turn_started + budget
+
     def reply(self) -> str:
         """Search, play and name the brain's move."""
         if self.outcome != ONGOING:
             raise GomocupError("the game is over: no move to make")
-        point = int(self.choose(list(self.moves)))
+        point = int(self.choose(list(self.moves), self.deadline()))
         self.place(point)
         return self.coordinates(point)
 
@@ -160,12 +231,14 @@ class GomocupEngine:
         return "OK"
 
     def begin(self, args: str) -> str:
+        self.turn_started = time.monotonic()
         self.require_started()
         if self.moves:
             raise GomocupError("BEGIN needs an empty board (send RESTART first)")
         return self.reply()
 
     def turn(self, args: str) -> str:
+        self.turn_started = time.monotonic()
         self.require_started()
         self.place(self.point(args))
         return self.reply()
@@ -179,6 +252,7 @@ class GomocupEngine:
         return "OK"
 
     def board_begin(self, args: str) -> None:
+        self.turn_started = time.monotonic()  # the reply comes at DONE, but the move's time runs from here
         self.require_started()
         self.board_lines = []
 
@@ -243,6 +317,8 @@ class GomocupEngine:
             if not match:
                 raise GomocupError(f"INFO {key} needs a number, got {shown(value)}")
             number = integer(match[1], f"INFO {key}")
+        if key in ("timeout_turn", "timeout_match", "time_left"):
+            self.clock = self.clock.updated(key, number)
         self.info[key] = value
         if key == "rule" and number != 0:
             return f"MESSAGE this model plays free-style {self.rules.k} in a row; rule {number} is ignored"
@@ -302,23 +378,25 @@ def split_command(line: str) -> tuple[str, str]:
     return (command.upper() if command.isascii() else command), args
 
 
-def search_chooser(player) -> Callable[[list[int]], int]:
-    """``choose(moves)`` for a `stonelab.arena.players.NeuralMCTSPlayer`, keeping its tree.
+def search_chooser(player) -> Callable[[list[int], float | None], int]:
+    """``choose(moves, deadline)`` for a `stonelab.arena.players.NeuralMCTSPlayer`, keeping its tree.
 
     The player's single game follows the engine's: when the new sequence extends the
     one it has seen, only the new moves are played (the subtree is reused); otherwise
-    (a new game, TAKEBACK, BOARD) it starts over and replays them.
+    (a new game, TAKEBACK, BOARD) it starts over and replays them. The tree is allocated
+    here, once, and not in a timed move.
     """
+    player.reset(1)
     seen: list[int] = []
 
-    def choose(moves: list[int]) -> int:
+    def choose(moves: list[int], deadline: float | None) -> int:
         nonlocal seen
-        if player.mcts is None or moves[:len(seen)] != seen:
-            player.reset(1)
+        if moves[:len(seen)] != seen:
+            player.reset_game(0)
             seen = []
         for point in moves[len(seen):]:
             player.observe(0, point)
-        move = int(player.choose(np.array([0]))[0])
+        move = int(player.choose(np.array([0]), deadline=deadline)[0])
         seen = list(moves)
         return move
 
