@@ -113,7 +113,8 @@ def test_each_task_composes_only_its_own_settings():
     assert keys["match"] - common == {"search", "pruning", "games", "opponent", "pure_playouts", "opening_moves"}
     assert keys["predict"] - common == {"data"}
     assert keys["inspect"] - common == {"sgf", "move"}
-    assert keys["gtp_match"] - common == {"games", "opponent_command", "judge_command", "komi", "max_moves",
+    assert keys["gtp_match"] - common == {"search", "pure_playouts", "games", "opponent_command", "judge_command",
+                                          "komi", "max_moves",
                                           "cleanup_moves", "opponent_timeout", "sgf_dir", "bar"}
     assert all(_compose_eval(f"task={task}").task == task for task in keys)
 

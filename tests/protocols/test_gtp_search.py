@@ -41,14 +41,20 @@ def run_lines(eng, lines, pause_after=None, pause=0.0):
     """The engine's whole output for ``lines``, waiting ``pause`` seconds after line ``pause_after``."""
     import io
 
-    def slow_stdin():
-        for i, line in enumerate(lines):
-            yield line + "\n"
-            if i == pause_after:
+    class SlowStdin:
+        """Lines as a controller sends them: a pause after line ``pause_after``."""
+
+        def __init__(self):
+            self.lines = iter(enumerate(lines))
+
+        def readline(self, limit=-1):
+            i, line = next(self.lines, (None, ""))
+            if i is not None and i - 1 == pause_after:
                 time.sleep(pause)
+            return line + "\n" if i is not None else ""
 
     out = io.StringIO()
-    eng.run(stdin=slow_stdin(), stdout=out)
+    eng.run(stdin=SlowStdin(), stdout=out)
     return out.getvalue()
 
 

@@ -65,10 +65,12 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from stonelab.arena.ratings import MatchResult
 from stonelab.data.sgf import sgf_coordinate
 from stonelab.games.go import GoRules, GoState, IllegalMove
-from stonelab.protocols.gtp import GTPEngine, move_name, score_name
+from stonelab.protocols.gtp import move_name, score_name
 from stonelab.protocols.gtp_client import (
     RESIGN,
     GTPBadAnswer,
@@ -137,10 +139,23 @@ class _Decided(Exception):
         self.winner, self.reason, self.detail = winner, reason, detail
 
 
-def model_player(predictor, label: str = "stonelab") -> LocalEngine:
-    """Our move predictor as a GTP side, in-process: the engine src/play.py runs, without the pipes."""
-    engine = GTPEngine(predictor.rules.n, lambda states, histories: predictor.play_moves(states, histories=histories),
-                       name=label)
+def model_player(predictor, search=None, label: str = "stonelab") -> LocalEngine:
+    """Our move predictor as a GTP side, in-process: the engine src/play.py runs, without the
+    pipes. ``search``: the ``search`` settings (None or ``playouts: 0``: the net's move, no search)."""
+    from stonelab.protocols.gtp_search import search_gtp_engine
+
+    return LocalEngine(search_gtp_engine(predictor, search, name=label), label=label)
+
+
+def pure_mcts_side(rules: GoRules, search: dict, label: str) -> LocalEngine:
+    """Pure MCTS on Go (uniform priors, random playouts) as an in-process GTP side."""
+    from stonelab.arena.go_players import pure_mcts_player
+    from stonelab.protocols.gtp_search import SearchGTPEngine
+
+    player = pure_mcts_player(rules, search)
+    uniform = np.full(rules.num_actions, 1.0 / rules.num_actions)
+    engine = SearchGTPEngine(rules.n, None, player, priors=lambda state: uniform,
+                             playouts=player.config.playouts, name=label)
     return LocalEngine(engine, label=label)
 
 

@@ -1,4 +1,5 @@
-"""``task=gtp_match``: a Go move predictor, without search, against a GTP engine (GNU Go, Pachi, ...)."""
+"""``task=gtp_match``: a Go move predictor, with or without search, against a GTP engine (GNU Go, Pachi, ...)
+or our pure MCTS on Go."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from stonelab.eval_tasks import write_result
 from stonelab.utils.device import resolve_device
 from stonelab.utils.threads import set_threads
 
+PURE_MCTS = "pure_mcts"  # opponent_command naming our pure MCTS on Go instead of a program
 INSTALL_HINT = "GNU Go: apt-get install -y gnugo, then /usr/games/gnugo; see conf/task/gtp_match.yaml"
 
 
@@ -41,8 +43,9 @@ def run(cfg: DictConfig) -> dict:
     max_moves = int(cfg.max_moves or 2 * rules.num_points)
     sgf_dir = Path(str(cfg.sgf_dir)) if cfg.get("sgf_dir") else None
     start = time.perf_counter()
-    with _engine(cfg, "opponent_command") as engine, _judge(cfg, rules) as judge, \
-            referee.model_player(predictor) as model, MatchProgress(cfg.games, bar=cfg.bar) as progress:
+    with _opponent(cfg, rules) as engine, _judge(cfg, rules) as judge, \
+            referee.model_player(predictor, cfg.search) as model, \
+            MatchProgress(cfg.games, bar=cfg.bar) as progress:
         opponent_name = engine.identity()
         engine.label = opponent_name
         referee.start_game(engine, rules)  # a board size the engine refuses fails here, before any game
@@ -51,7 +54,7 @@ def run(cfg: DictConfig) -> dict:
             sgf_dir=sgf_dir, on_game=lambda index, game, so_far: progress.update(index, _game_text(game), so_far))
     lo, hi = result.interval
     scored_by = Counter(g.scored_by for g in games if g.scored_by)
-    out = {"checkpoint": cfg.ckpt_path, "opponent": opponent_name, "opponent_command": cfg.opponent_command,
+    out = {"checkpoint": cfg.ckpt_path, "search": dict(cfg.search), "opponent": opponent_name, "opponent_command": cfg.opponent_command,
            "judge": judge.label if judge else None, "board_size": rules.n, "komi": rules.komi,
            "max_moves": max_moves, "scored_by": {way: scored_by[way] for way in referee.SCORED_BY},
            "games": result.games, "void": sum(g.void for g in games), "wins": result.wins,
@@ -60,7 +63,9 @@ def run(cfg: DictConfig) -> dict:
            "sgf_dir": str(sgf_dir) if sgf_dir else None,
            "records": [{"model": referee.COLOUR_WORDS[referee.player_colour(i)], **g.to_json()}
                        for i, g in enumerate(games)]}
-    print(f"{cfg.ckpt_path} vs {opponent_name} ({rules.n}x{rules.n}, komi {rules.komi:g}, no search): {result}")
+    playouts = cfg.search.playouts
+    searched = f"{playouts} playouts" if playouts else "no search"
+    print(f"{cfg.ckpt_path} vs {opponent_name} ({rules.n}x{rules.n}, komi {rules.komi:g}, {searched}): {result}")
     if scored_by["tromp_taylor"]:
         print(f"warning: {scored_by['tromp_taylor']} game(s) scored by a plain Tromp-Taylor count "
               "(no engine listed dead stones, no cleanup phase finished): dead stones may have counted as alive")
@@ -79,6 +84,16 @@ def _check(cfg: DictConfig) -> None:
            (lambda: cfg.opponent_timeout > 0, f"opponent_timeout={cfg.opponent_timeout} must be > 0 seconds"),
            (isinstance(cfg.komi, int | float), f"komi={cfg.komi} must be a number"),
            (cfg.bar in (None, True, False), f"bar={cfg.bar} must be true, false or null (a bar on a terminal)")])
+
+
+def _opponent(cfg: DictConfig, rules):
+    """The opponent: a GTP engine's client, or ``pure_mcts`` (our pure MCTS on Go, in-process)."""
+    from stonelab.arena import gtp_match as referee
+
+    if str(cfg.opponent_command).strip() != PURE_MCTS:
+        return _engine(cfg, "opponent_command")
+    settings = {**cfg.search, "playouts": cfg.pure_playouts, "go_value_playouts": 1, "max_nodes": None}
+    return referee.pure_mcts_side(rules, settings, label=f"pure_mcts_{cfg.pure_playouts}")
 
 
 def _engine(cfg: DictConfig, key: str):

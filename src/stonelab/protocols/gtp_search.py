@@ -39,12 +39,14 @@ import numpy as np
 
 from stonelab.games import go
 from stonelab.games.go import GoState
-from stonelab.protocols.gtp import GTPEngine, GTPError, move_name, parse_colour
+from stonelab.protocols.gtp import GTPEngine, GTPError, move_name, parse_colour, position_for
 from stonelab.protocols.gtp_clock import GTPClock, expected_moves_left
+from stonelab.protocols.streams import MAX_LINE, input_lines, protocol_streams
 
 ANALYZE_COMMANDS = ("lz-analyze", "kata-analyze")
 GENMOVE_ANALYZE_COMMANDS = ("lz-genmove_analyze", "kata-genmove_analyze")
 SEARCH_STEP = 16  # playouts between looks at the clock and the input while analysing
+TOO_LONG = object()  # what the reader queues for a line over MAX_LINE characters
 
 
 @dataclass
@@ -145,9 +147,7 @@ class SearchGTPEngine(GTPEngine):
         return np.where(state.legal_mask(), probs, -1.0)
 
     def _position_for(self, colour: int) -> GoState:
-        now = self.state.copy()
-        now.to_play = colour
-        return now
+        return position_for(self.state, colour)
 
     def think(self, colour: int, on_progress=None) -> None:
         """Search the position with ``colour`` to move within the playouts and the clock."""
@@ -328,18 +328,21 @@ class SearchGTPEngine(GTPEngine):
         self.stdout.flush()
 
     def _read(self, stdin) -> None:
-        for line in stdin:
-            self.inbox.put(line)
+        for line in input_lines(stdin):
+            self.inbox.put(line if line is not None else TOO_LONG)
         self.inbox.put(None)
 
     def run(self, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
-        self.stdout = stdout or sys.stdout
-        stdin = stdin or _forgiving_stdin()
+        """Answer stdin's lines until quit or EOF; a reader thread queues them, so that a
+        streaming analysis sees the next command arrive."""
+        stdin, self.stdout = protocol_streams(stdin, stdout)
+        if stdin is None:  # started with fd 0 closed: nothing will come
+            return
         threading.Thread(target=self._read, args=(stdin,), daemon=True).start()
-        while True:
-            line = self.inbox.get()
-            if line is None:
-                return
+        while (line := self.inbox.get()) is not None:
+            if line is TOO_LONG:
+                self._write(f"? line too long (over {MAX_LINE} characters)\n\n")
+                continue
             response = self.respond(line)
             if self.stream is not None:
                 self.answer_stream(response.split()[0][1:])  # "=id": the id
@@ -377,13 +380,6 @@ def _numbers(args: list[str], count: int, usage: str) -> list[float]:
             raise GTPError(f"{usage}: {text!r} must be a non-negative number")
         values.append(value)
     return values
-
-
-def _forgiving_stdin() -> TextIO:
-    """stdin as UTF-8 that replaces bad bytes, whatever the locale."""
-    import io
-
-    return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace", newline=None)
 
 
 def cleanup_move(state: GoState, scores: np.ndarray) -> int:
