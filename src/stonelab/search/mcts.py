@@ -9,8 +9,8 @@ reused between moves. The game comes from ``rules.search_game(pruning)`` (a
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
