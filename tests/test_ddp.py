@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 import torch
 
 # Measured with seed 1 on 6x6 connect-4 (search.playouts=12): rank 0's first game adds
@@ -44,6 +45,7 @@ def test_ddp_ranks_stay_in_step_when_their_buffers_fill_unevenly(tmp_path, repo_
     assert last["stonelab"]["rounds"] == 5
 
 
+@pytest.mark.slow  # the uneven-fill DDP run above checks the same counters and weights
 def test_ddp_two_cpu_processes_each_play_their_own_games(tmp_path, repo_root, tiny_overrides):
     proc = subprocess.run(
         [sys.executable, str(repo_root / "src" / "train.py"), *tiny_overrides, "trainer=ddp",

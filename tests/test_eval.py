@@ -81,6 +81,7 @@ def test_opponent_checkpoint_of_another_board_is_refused(six_ckpt, tmp_path, com
     assert not (tmp_path / "checkpoints").exists()  # refused before any training
 
 
+@pytest.mark.slow  # five eval.py runs; tests/models/test_checkpoints.py names the same mismatches
 def test_a_checkpoint_of_the_other_game_answers_one_line(tmp_path, repo_root, tiny_alphazero_checkpoint,
                                                          tiny_maddison_checkpoint):
     az = tiny_alphazero_checkpoint(tmp_path / "az.ckpt")

@@ -58,6 +58,7 @@ def run_train(repo_root):
                                             capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow  # two train.py runs; resume_argv above and test_train.py's exact resume are faster
 def test_resume_with_no_overrides_continues_the_run_in_its_folder(tmp_path, run_train, tiny_overrides):
     run = tmp_path / "run"
     first = run_train([*tiny_overrides, "callbacks.selfplay.parallel_games=3",

@@ -22,6 +22,7 @@ def test_documented_invocations_name_existing_experiments(side_by_side, conf_dir
         assert (conf_dir / "experiment" / f"{name}.yaml").exists(), name
 
 
+@pytest.mark.slow  # two whole experiments side by side
 def test_runs_two_experiments_side_by_side_and_collects_them(tmp_path, side_by_side, repo_root):
     out = tmp_path / "sbs"
     tiny = ["callbacks.selfplay.games_per_round=2", "callbacks.selfplay.steps_per_round=1",

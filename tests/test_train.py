@@ -156,6 +156,7 @@ def test_files_that_are_not_checkpoints_answer_one_line(tmp_path, capsys, compos
         assert words in err and err.count("\n") == 1, (path.name, err)
 
 
+@pytest.mark.slow  # test_cli_go_checkpoint_given_to_alphazero_is_refused checks the same exit 2
 def test_cli_reports_user_errors_without_traceback(tmp_path, run_cli):
     proc = run_cli(["game=gomoku_6x6_c4", "game.win_length=7", f"paths.output_dir={tmp_path}"], tmp_path)
     assert proc.returncode == 2

@@ -111,6 +111,7 @@ def test_train_validate_test_and_predict(tmp_path, compose_go, compose_config):
     assert held_out["positions_scored"] < out["positions_scored"]
 
 
+@pytest.mark.slow  # a run and two processes; test_belief_vit.py, test_train.py refuse other boards
 def test_checkpoint_of_another_board_or_model_is_refused(tmp_path, compose_go, repo_root):
     cfg = compose_go("maddison_cnn", ["model.net.depth=2", "model.net.filters=4", "trainer.limit_train_batches=1",
                                       "trainer.limit_val_batches=1", "data.test_games=0"], tmp_path)
