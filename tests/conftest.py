@@ -1,7 +1,13 @@
-"""Shared fixtures: compose the real Hydra config with tiny, fast settings."""
+"""Shared fixtures: the repository's folders, and the real Hydra config composed with tiny, fast settings.
+
+Test modules ask for these fixtures by name and never import this file: pytest loads it
+once, and an import under another name (``conftest``, ``tests.conftest``) would load it a
+second time, with its own copy of every constant.
+"""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -9,7 +15,22 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 
 ROOT = Path(__file__).resolve().parents[1]
-CONF = ROOT / "conf"
+
+# Small enough that a whole self-play run takes seconds on one core.
+TINY = (
+    "search.playouts=12",
+    "data.batch_size=32",
+    "data.buffer_size=2000",
+    "callbacks.selfplay.games_per_round=2",
+    "callbacks.selfplay.steps_per_round=1",
+    "callbacks.evaluation.games=2",
+    "callbacks.evaluation.pure_playouts=20",
+    "callbacks.evaluation.every_n_rounds=2",
+    "trainer.max_epochs=1",
+    "trainer.limit_train_batches=2",
+    "trainer.accelerator=cpu",
+    "model.epochs_per_step=2",
+)
 
 
 def _snapshot(folder: Path) -> set[str]:
@@ -24,48 +45,57 @@ def repo_logs_untouched():
     written = sorted(_snapshot(ROOT / "logs") - before)
     assert not written, f"tests wrote into {ROOT / 'logs'}: {written[:5]}"
 
-# Small enough that a whole run takes seconds on one core.
-TINY = [
-    "search.playouts=12",
-    "data.batch_size=32",
-    "data.buffer_size=2000",
-    "callbacks.selfplay.games_per_round=2",
-    "callbacks.selfplay.steps_per_round=1",
-    "callbacks.evaluation.games=2",
-    "callbacks.evaluation.pure_playouts=20",
-    "callbacks.evaluation.every_n_rounds=2",
-    "trainer.max_epochs=1",
-    "trainer.limit_train_batches=2",
-    "trainer.accelerator=cpu",
-    "model.epochs_per_step=2",
-]
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    """The checkout's root: src/train.py, conf/, data/, README.md lie under it."""
+    return ROOT
 
 
-def compose_train(overrides: list[str], output_dir: Path):
-    """The composed `train` config, writing under ``output_dir``."""
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        return compose("train", overrides=[*TINY, f"paths.output_dir={output_dir}", *overrides])
+@pytest.fixture(scope="session")
+def conf_dir(repo_root) -> Path:
+    return repo_root / "conf"
 
 
-@pytest.fixture
-def tiny_cfg(tmp_path):
-    return lambda *overrides: compose_train(list(overrides), tmp_path)
+@pytest.fixture(scope="session")
+def tiny_overrides() -> tuple[str, ...]:
+    """Overrides for a seconds-long self-play run (a tuple, so no test can change it for the next)."""
+    return TINY
 
 
-def go_sample(folder: Path, games: int = 12) -> Path:
+@pytest.fixture(scope="session")
+def compose_config(conf_dir):
+    """``compose_config(name, overrides)``: conf/<name>.yaml composed as the entry point composes it."""
+
+    def compose_config(name: str, overrides):
+        GlobalHydra.instance().clear()
+        with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3"):
+            return compose(name, overrides=list(overrides))
+
+    return compose_config
+
+
+@pytest.fixture(scope="session")
+def compose_train(compose_config, tiny_overrides):
+    """``compose_train(overrides, output_dir)``: the tiny `train` config, writing under ``output_dir``."""
+
+    def compose_train(overrides: list[str], output_dir: Path):
+        return compose_config("train", [*tiny_overrides, f"paths.output_dir={output_dir}", *overrides])
+
+    return compose_train
+
+
+def _go_sample(root: Path, folder: Path, games: int) -> Path:
     """The first ``games`` committed KGS sample games, copied into ``folder``."""
-    import shutil
-
     folder.mkdir(parents=True, exist_ok=True)
-    for f in sorted((ROOT / "data" / "kgs").glob("*.sgf"))[:games]:
+    for f in sorted((root / "data" / "kgs").glob("*.sgf"))[:games]:
         shutil.copy(f, folder / f.name)
     return folder
 
 
-def tiny_go(model: str, tmp_path: Path, games: int = 12) -> list[str]:
+def _tiny_go(root: Path, model: str, tmp_path: Path, games: int = 12) -> list[str]:
     """Overrides for a seconds-long supervised Go run of ``model`` on a few sample games."""
-    sgf = go_sample(tmp_path / "sgf", games)
+    sgf = _go_sample(root, tmp_path / "sgf", games)
     return [
         f"model={model}", "data=kgs", f"data.sources=[{sgf}]", f"data.cache_dir={tmp_path / 'cache'}",
         "data.val_games=2", "data.test_games=2", "data.batch_size=16", "data.num_workers=0",
@@ -75,11 +105,19 @@ def tiny_go(model: str, tmp_path: Path, games: int = 12) -> list[str]:
     ]
 
 
-def compose_go(model: str, overrides: list[str], tmp_path: Path):
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        return compose("train", overrides=[*tiny_go(model, tmp_path), f"paths.output_dir={tmp_path / 'out'}",
-                                           *overrides])
+@pytest.fixture(scope="session")
+def compose_go(compose_config, repo_root):
+    """``compose_go(model, overrides, tmp_path)``: a tiny supervised Go `train` config.
+
+    It copies 12 sample games into ``tmp_path/sgf``, caches under ``tmp_path/cache`` and
+    writes the run under ``tmp_path/out``.
+    """
+
+    def compose_go(model: str, overrides: list[str], tmp_path: Path):
+        tiny = _tiny_go(repo_root, model, tmp_path)
+        return compose_config("train", [*tiny, f"paths.output_dir={tmp_path / 'out'}", *overrides])
+
+    return compose_go
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +131,7 @@ def one_thread():
     torch.set_num_threads(threads)
 
 
-def save_checkpoint(module, path: Path) -> Path:
+def _save_checkpoint(module, path: Path) -> Path:
     """``module`` saved the way Lightning writes it: state_dict plus the module's own keys."""
     import torch
 
@@ -103,26 +141,40 @@ def save_checkpoint(module, path: Path) -> Path:
     return path
 
 
-def tiny_maddison_checkpoint(path: Path) -> Path:
-    """A 9x9, 3-layer maddison_cnn checkpoint file (seeded): a Go model for protocol tests."""
+@pytest.fixture(scope="session")
+def save_checkpoint():
+    """``save_checkpoint(module, path)``: ``module`` written as Lightning writes it; returns ``path``."""
+    return _save_checkpoint
+
+
+@pytest.fixture(scope="session")
+def tiny_maddison_checkpoint():
+    """``tiny_maddison_checkpoint(path)``: a seeded 9x9, 3-layer maddison_cnn checkpoint (a Go model)."""
     import torch
 
     from stonelab.games.go import GoRules
     from stonelab.models.move_prediction import MovePredictionModule
     from stonelab.models.nets.maddison import MaddisonNet
 
-    torch.manual_seed(0)
-    module = MovePredictionModule(MaddisonNet(36, 9, depth=3, filters=8), GoRules(9), encoder="maddison")
-    return save_checkpoint(module, path)
+    def tiny_maddison_checkpoint(path: Path) -> Path:
+        torch.manual_seed(0)
+        module = MovePredictionModule(MaddisonNet(36, 9, depth=3, filters=8), GoRules(9), encoder="maddison")
+        return _save_checkpoint(module, path)
+
+    return tiny_maddison_checkpoint
 
 
-def tiny_alphazero_checkpoint(path: Path, n: int = 6, k: int = 4) -> Path:
-    """An n x n, k-in-a-row alphazero checkpoint file (seeded): a Gomoku model for loader tests."""
+@pytest.fixture(scope="session")
+def tiny_alphazero_checkpoint():
+    """``tiny_alphazero_checkpoint(path, n=6, k=4)``: a seeded n x n, k-in-a-row alphazero checkpoint."""
     import torch
 
     from stonelab.games.gomoku import GomokuRules
     from stonelab.models.alphazero import AlphaZeroModule
     from stonelab.models.nets.policy_value import PolicyValueNet
 
-    torch.manual_seed(0)
-    return save_checkpoint(AlphaZeroModule(PolicyValueNet(n), GomokuRules(n, k)), path)
+    def tiny_alphazero_checkpoint(path: Path, n: int = 6, k: int = 4) -> Path:
+        torch.manual_seed(0)
+        return _save_checkpoint(AlphaZeroModule(PolicyValueNet(n), GomokuRules(n, k)), path)
+
+    return tiny_alphazero_checkpoint

@@ -12,9 +12,8 @@ import json
 import subprocess
 import sys
 
+import pytest
 import torch
-
-from conftest import ROOT, TINY
 
 # Measured with seed 1 on 6x6 connect-4 (search.playouts=12): rank 0's first game adds
 # 96 positions (8 symmetries), rank 1's 136, so with one game per round and a batch of
@@ -22,9 +21,9 @@ from conftest import ROOT, TINY
 UNEVEN_FILL = ["seed=1", "callbacks.selfplay.games_per_round=1", "data.batch_size=128"]
 
 
-def test_ddp_ranks_stay_in_step_when_their_buffers_fill_unevenly(tmp_path):
+def test_ddp_ranks_stay_in_step_when_their_buffers_fill_unevenly(tmp_path, repo_root, tiny_overrides):
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "src" / "train.py"), *TINY, *UNEVEN_FILL,
+        [sys.executable, str(repo_root / "src" / "train.py"), *tiny_overrides, *UNEVEN_FILL,
          "trainer=ddp", "trainer.accelerator=cpu", "trainer.devices=2", "trainer.limit_train_batches=3",
          "trainer.strategy.timeout.minutes=1",  # a rank left alone in a collective fails in a minute
          "callbacks.selfplay.torch_threads=1", "logger=none",
@@ -46,10 +45,12 @@ def test_ddp_ranks_stay_in_step_when_their_buffers_fill_unevenly(tmp_path):
     assert last["stonelab"]["rounds"] == 5
 
 
-def test_ddp_two_cpu_processes_each_play_their_own_games(tmp_path):
+@pytest.mark.slow  # the uneven-fill DDP run above checks the same counters and weights
+def test_ddp_two_cpu_processes_each_play_their_own_games(tmp_path, repo_root, tiny_overrides):
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "src" / "train.py"), *TINY, "trainer=ddp", "trainer.accelerator=cpu",
-         "trainer.devices=2", f"paths.output_dir={tmp_path}", f"hydra.run.dir={tmp_path}"],
+        [sys.executable, str(repo_root / "src" / "train.py"), *tiny_overrides, "trainer=ddp",
+         "trainer.accelerator=cpu", "trainer.devices=2", f"paths.output_dir={tmp_path}",
+         f"hydra.run.dir={tmp_path}"],
         cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     result = json.loads((tmp_path / "result.json").read_text())

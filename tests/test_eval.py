@@ -8,25 +8,30 @@ import sys
 
 import pytest
 
-from conftest import ROOT, compose_train, tiny_alphazero_checkpoint, tiny_maddison_checkpoint
 from stonelab.pipeline import train
 
 
 @pytest.fixture(scope="module")
-def six_ckpt(tmp_path_factory):
+def six_ckpt(tmp_path_factory, compose_train):
     root = tmp_path_factory.mktemp("six")
     train(compose_train(["logger=none"], root))
     return root / "checkpoints" / "last.ckpt"
 
 
-def _eval(args, cwd):
-    return subprocess.run([sys.executable, str(ROOT / "src" / "eval.py"), "search.playouts=8",
-                           f"paths.output_dir={cwd}", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300)
+@pytest.fixture
+def run_eval(repo_root):
+    """``run_eval(args, cwd)``: src/eval.py in a subprocess, writing into ``cwd``."""
+
+    def run_eval(args, cwd):
+        return subprocess.run([sys.executable, str(repo_root / "src" / "eval.py"), "search.playouts=8",
+                               f"paths.output_dir={cwd}", *args], cwd=cwd, capture_output=True, text=True,
+                              timeout=300)
+
+    return run_eval
 
 
-def test_match_against_pure_mcts_writes_result(six_ckpt, tmp_path):
-    proc = _eval([f"ckpt_path={six_ckpt}", "games=4", "pure_playouts=20"], tmp_path)
+def test_match_against_pure_mcts_writes_result(six_ckpt, tmp_path, run_eval):
+    proc = run_eval([f"ckpt_path={six_ckpt}", "games=4", "pure_playouts=20"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     result = json.loads((tmp_path / "match.json").read_text())
     assert result["games"] == 4 and result["game"] == "gomoku_6x6_c4"
@@ -34,8 +39,8 @@ def test_match_against_pure_mcts_writes_result(six_ckpt, tmp_path):
     assert result["ci_low"] <= result["win_ratio"] <= result["ci_high"]
 
 
-def test_match_against_another_checkpoint(six_ckpt, tmp_path):
-    proc = _eval([f"ckpt_path={six_ckpt}", f"opponent={six_ckpt}", "games=2"], tmp_path)
+def test_match_against_another_checkpoint(six_ckpt, tmp_path, run_eval):
+    proc = run_eval([f"ckpt_path={six_ckpt}", f"opponent={six_ckpt}", "games=2"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads((tmp_path / "match.json").read_text())["opponent"].startswith("checkpoint:")
 
@@ -45,28 +50,28 @@ def test_match_against_another_checkpoint(six_ckpt, tmp_path):
     ([], "ckpt_path=... is required"),
     (["games=0", "ckpt_path=X"], "games=0 must be >= 1"),
 ])
-def test_user_errors(args, message, tmp_path, six_ckpt):
+def test_user_errors(args, message, tmp_path, six_ckpt, run_eval):
     args = [a.replace("ckpt_path=X", f"ckpt_path={six_ckpt}") for a in args]
-    proc = _eval(args, tmp_path)
+    proc = run_eval(args, tmp_path)
     assert proc.returncode == 2
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
-def test_garbage_checkpoint_is_refused(tmp_path):
+def test_garbage_checkpoint_is_refused(tmp_path, run_eval):
     bad = tmp_path / "bad.ckpt"
     bad.write_bytes(b"not a checkpoint at all")
-    proc = _eval([f"ckpt_path={bad}"], tmp_path)
+    proc = run_eval([f"ckpt_path={bad}"], tmp_path)
     assert proc.returncode == 2 and "is a text file, not a checkpoint" in proc.stderr
 
 
-def test_training_can_evaluate_against_a_checkpoint(six_ckpt, tmp_path):
+def test_training_can_evaluate_against_a_checkpoint(six_ckpt, tmp_path, compose_train):
     result = train(compose_train([f"callbacks.evaluation.opponent_checkpoint={six_ckpt}", "logger=none"],
                                  tmp_path))
     assert result["evaluations"][0]["opponent"] == f"checkpoint:{six_ckpt}"
 
 
-def test_opponent_checkpoint_of_another_board_is_refused(six_ckpt, tmp_path):
+def test_opponent_checkpoint_of_another_board_is_refused(six_ckpt, tmp_path, compose_train):
     from stonelab.cli import user_error
 
     with pytest.raises(Exception) as info:
@@ -76,7 +81,9 @@ def test_opponent_checkpoint_of_another_board_is_refused(six_ckpt, tmp_path):
     assert not (tmp_path / "checkpoints").exists()  # refused before any training
 
 
-def test_a_checkpoint_of_the_other_game_answers_one_line(tmp_path):
+@pytest.mark.slow  # five eval.py runs; tests/models/test_checkpoints.py names the same mismatches
+def test_a_checkpoint_of_the_other_game_answers_one_line(tmp_path, repo_root, tiny_alphazero_checkpoint,
+                                                         tiny_maddison_checkpoint):
     az = tiny_alphazero_checkpoint(tmp_path / "az.ckpt")
     go = tiny_maddison_checkpoint(tmp_path / "go.ckpt")
     not_gomoku = "is not a stonelab alphazero checkpoint (a Gomoku model): it holds a maddison_cnn Go model (9x9)"
@@ -89,26 +96,22 @@ def test_a_checkpoint_of_the_other_game_answers_one_line(tmp_path):
         (["task=inspect", f"ckpt_path={az}", "sgf=x.sgf", "move=1"], f"{az} {not_go}"),
         (["task=gtp_match", f"ckpt_path={az}"], f"{az} {not_go}"),
     ]:
-        proc = subprocess.run([sys.executable, str(ROOT / "src" / "eval.py"), f"paths.output_dir={tmp_path}", *args],
+        proc = subprocess.run([sys.executable, str(repo_root / "src" / "eval.py"),
+                               f"paths.output_dir={tmp_path}", *args],
                               cwd=tmp_path, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 2, (args, proc.stderr[-2000:])
         assert proc.stderr.strip().splitlines()[-1] == f"error: {words}", (args, proc.stderr)
         assert "Traceback" not in proc.stderr
 
 
-def _compose_eval(*overrides):
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-
-    from conftest import CONF
-
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        return compose("eval", overrides=list(overrides))
+@pytest.fixture
+def compose_eval(compose_config):
+    """``compose_eval(*overrides)``: the `eval` config as src/eval.py composes it."""
+    return lambda *overrides: compose_config("eval", overrides)
 
 
-def test_each_task_composes_only_its_own_settings():
-    keys = {task: set(_compose_eval(f"task={task}")) for task in ("match", "predict", "inspect", "gtp_match")}
+def test_each_task_composes_only_its_own_settings(compose_eval):
+    keys = {task: set(compose_eval(f"task={task}")) for task in ("match", "predict", "inspect", "gtp_match")}
     common = {"task_name", "ckpt_path", "seed", "device", "torch_threads", "paths", "task"}
     assert keys["match"] - common == {"search", "pruning", "games", "opponent", "pure_playouts", "opening_moves"}
     assert keys["predict"] - common == {"data"}
@@ -116,30 +119,30 @@ def test_each_task_composes_only_its_own_settings():
     assert keys["gtp_match"] - common == {"search", "pure_playouts", "games", "opponent_command", "judge_command",
                                           "komi", "max_moves",
                                           "cleanup_moves", "opponent_timeout", "sgf_dir", "bar"}
-    assert all(_compose_eval(f"task={task}").task == task for task in keys)
+    assert all(compose_eval(f"task={task}").task == task for task in keys)
 
 
-def test_readme_eval_commands_parse():
+def test_readme_eval_commands_parse(repo_root, compose_eval):
     import re
     import shlex
 
-    text = (ROOT / "README.md").read_text().replace("\\\n", " ")
+    text = (repo_root / "README.md").read_text().replace("\\\n", " ")
     commands = [line.strip() for line in text.splitlines() if line.strip().startswith("python src/eval.py")]
     assert len(commands) >= 10
     for command in commands:
         args = shlex.split(re.sub(r"<[^>]*>", "x", command.split("#")[0]))[2:]
-        cfg = _compose_eval(*args)
+        cfg = compose_eval(*args)
         assert cfg.task in ("match", "predict", "inspect", "gtp_match") and cfg.ckpt_path, command
         if "opponent_command=" in command:
             assert " " in cfg.opponent_command, command  # the whole engine command, one value
 
 
-def test_help_lists_the_tasks(tmp_path):
-    proc = subprocess.run([sys.executable, str(ROOT / "src" / "eval.py"), "--help"], cwd=tmp_path,
+def test_help_lists_the_tasks(tmp_path, repo_root):
+    proc = subprocess.run([sys.executable, str(repo_root / "src" / "eval.py"), "--help"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0
     assert "task: gtp_match, inspect, match, predict" in proc.stdout
-    predict = subprocess.run([sys.executable, str(ROOT / "src" / "eval.py"), "task=predict", "--help"],
+    predict = subprocess.run([sys.executable, str(repo_root / "src" / "eval.py"), "task=predict", "--help"],
                              cwd=tmp_path, capture_output=True, text=True, timeout=300).stdout
     config = predict.split("== Config ==")[1]
     assert "split: all" in config and "pure_playouts" not in config

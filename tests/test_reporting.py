@@ -6,13 +6,12 @@ import csv
 
 import pytest
 
-from conftest import compose_train
 from stonelab import reporting
 from stonelab.pipeline import train
 
 
 @pytest.fixture(scope="module")
-def sweep_folder(tmp_path_factory):
+def sweep_folder(tmp_path_factory, compose_train):
     root = tmp_path_factory.mktemp("sweep")
     for name, overrides in [("0", ["pruning=none"]), ("1", ["pruning=local", "pruning.window=4"]),
                             ("2", ["pruning=topk"])]:

@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
-from conftest import ROOT, TINY
 from stonelab.resume import override_key, resume_argv
 
 
@@ -50,18 +50,22 @@ def test_resume_leaves_other_command_lines_alone(tmp_path):
     assert argv == ["-m", f"ckpt_path={run}/checkpoints/last.ckpt"]  # a multirun is many runs
 
 
-def _train(args, cwd):
-    return subprocess.run([sys.executable, str(ROOT / "src" / "train.py"), *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=600)
+@pytest.fixture
+def run_train(repo_root):
+    """``run_train(args, cwd)``: src/train.py in a subprocess."""
+    train_py = str(repo_root / "src" / "train.py")
+    return lambda args, cwd: subprocess.run([sys.executable, train_py, *args], cwd=cwd,
+                                            capture_output=True, text=True, timeout=600)
 
 
-def test_resume_with_no_overrides_continues_the_run_in_its_folder(tmp_path):
+@pytest.mark.slow  # two train.py runs; resume_argv above and test_train.py's exact resume are faster
+def test_resume_with_no_overrides_continues_the_run_in_its_folder(tmp_path, run_train, tiny_overrides):
     run = tmp_path / "run"
-    first = _train([*TINY, "callbacks.selfplay.parallel_games=3", "callbacks.evaluation.every_n_rounds=1",
-                    f"hydra.run.dir={run}"], tmp_path)
+    first = run_train([*tiny_overrides, "callbacks.selfplay.parallel_games=3",
+                       "callbacks.evaluation.every_n_rounds=1", f"hydra.run.dir={run}"], tmp_path)
     assert first.returncode == 0, first.stderr[-3000:]
     (run / "checkpoints" / ".tmp-killed.ckpt").write_bytes(b"half a checkpoint")  # a save killed midway
-    again = _train([f"ckpt_path={run}/checkpoints/last.ckpt", "trainer.max_epochs=2"], tmp_path)
+    again = run_train([f"ckpt_path={run}/checkpoints/last.ckpt", "trainer.max_epochs=2"], tmp_path)
     assert again.returncode == 0, again.stderr[-3000:]
     assert f"resuming {run} with its settings" in again.stderr
     assert "changed now: trainer.max_epochs=1 -> 2" in again.stderr

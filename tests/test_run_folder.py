@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import ROOT, TINY
 from stonelab.run_folder import remove_if_litter, remove_partial_checkpoints
 
 
@@ -32,8 +31,9 @@ def test_only_a_folder_of_hydras_files_is_litter(tmp_path):
     assert not remove_if_litter(str(tmp_path / "missing"))
 
 
-def test_a_run_refused_before_training_leaves_no_folder(tmp_path):
-    proc = subprocess.run([sys.executable, str(ROOT / "src" / "train.py"), *TINY, "data.batch_size=abc"],
+def test_a_run_refused_before_training_leaves_no_folder(tmp_path, repo_root, tiny_overrides):
+    proc = subprocess.run([sys.executable, str(repo_root / "src" / "train.py"), *tiny_overrides,
+                           "data.batch_size=abc"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and proc.stderr.strip() == "error: data.batch_size='abc' must be a whole number >= 1"
     assert list(tmp_path.iterdir()) == []  # not even an empty logs/train/runs/

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import yaml
 
-from conftest import CONF, ROOT
 
-
-def test_wandb_sweep_and_hydra_multirun_share_the_grid():
-    wandb = yaml.safe_load((ROOT / "sweeps" / "pruning_grid.yaml").read_text())
-    hydra = yaml.safe_load((CONF / "hparams_search" / "pruning_grid.yaml").read_text())
+def test_wandb_sweep_and_hydra_multirun_share_the_grid(repo_root, conf_dir):
+    wandb = yaml.safe_load((repo_root / "sweeps" / "pruning_grid.yaml").read_text())
+    hydra = yaml.safe_load((conf_dir / "hparams_search" / "pruning_grid.yaml").read_text())
     wandb_grid = {k: [int(v) for v in spec["values"]] for k, spec in wandb["parameters"].items()}
     hydra_grid = {k: [int(v) for v in str(spec).split(",")]
                   for k, spec in hydra["hydra"]["sweeper"]["params"].items()}

@@ -9,14 +9,13 @@ import sys
 import pytest
 import torch
 
-from conftest import ROOT, TINY, compose_train, tiny_maddison_checkpoint
 from stonelab.pipeline import build, train
 
 GAMES = ["gomoku_6x6_c4", "gomoku_8x8_c4", "gomoku_8x8_c5", "gomoku_15x15_c5"]
 
 
 @pytest.mark.parametrize("game", GAMES)
-def test_fast_dev_run_every_game(game, tmp_path):
+def test_fast_dev_run_every_game(game, tmp_path, compose_train):
     cfg = compose_train([f"game={game}", "+trainer.fast_dev_run=true", "logger=none"], tmp_path)
     result = train(cfg)
     assert result["train_steps"] == 1
@@ -24,7 +23,7 @@ def test_fast_dev_run_every_game(game, tmp_path):
     assert result["rounds"] >= 1
 
 
-def test_run_writes_checkpoints_metrics_and_result(tmp_path):
+def test_run_writes_checkpoints_metrics_and_result(tmp_path, compose_train):
     cfg = compose_train(["trainer.max_epochs=2"], tmp_path)
     result = train(cfg)
     assert (tmp_path / "checkpoints" / "last.ckpt").is_file()
@@ -46,7 +45,7 @@ def _state(path):
     return torch.load(path, map_location="cpu", weights_only=True)
 
 
-def test_resume_continues_exactly(tmp_path):
+def test_resume_continues_exactly(tmp_path, compose_train):
     """2 epochs straight == 1 epoch, then resume for the second: same weights, buffer, counters."""
     extra = ["callbacks.evaluation.at_train_end=false"]
     straight = compose_train(["trainer.max_epochs=2", "logger=none", *extra], tmp_path / "a")
@@ -71,7 +70,7 @@ def test_resume_continues_exactly(tmp_path):
         assert torch.equal(value, c["state_dict"][key]), key
 
 
-def test_bad_values_give_one_line_errors(tmp_path):
+def test_bad_values_give_one_line_errors(tmp_path, compose_train):
     for override, words in [
         (["game.win_length=9"], "game.win_length=9"),
         (["game.board_size=4"], "game.board_size=4"),
@@ -94,9 +93,15 @@ def test_bad_values_give_one_line_errors(tmp_path):
         assert words in str(user_error(info.value))
 
 
-def _run_cli(args, cwd):
-    return subprocess.run([sys.executable, str(ROOT / "src" / "train.py"), *TINY, *args],
-                          cwd=cwd, capture_output=True, text=True, timeout=600)
+@pytest.fixture
+def run_cli(repo_root, tiny_overrides):
+    """``run_cli(args, cwd)``: a tiny src/train.py run in a subprocess."""
+
+    def run_cli(args, cwd):
+        return subprocess.run([sys.executable, str(repo_root / "src" / "train.py"), *tiny_overrides, *args],
+                              cwd=cwd, capture_output=True, text=True, timeout=600)
+
+    return run_cli
 
 
 @pytest.mark.parametrize("override, message", [
@@ -108,7 +113,7 @@ def _run_cli(args, cwd):
     ("trainer.limit_train_batches=abc", "trainer (lightning.pytorch.trainer.trainer.Trainer) could not be built"),
     ("model.net.res_blocks=abc", "model.net (stonelab.models.nets.policy_value.PolicyValueNet) could not be built"),
 ])
-def test_bad_values_answer_one_line(override, message, tmp_path, capsys):
+def test_bad_values_answer_one_line(override, message, tmp_path, capsys, compose_train):
     from stonelab.cli import run_or_explain
 
     with pytest.raises(SystemExit) as info:
@@ -141,7 +146,7 @@ def _bad_checkpoints(folder):
     return {folder / f"{name}.ckpt": words for name, words in files.items()}
 
 
-def test_files_that_are_not_checkpoints_answer_one_line(tmp_path, capsys):
+def test_files_that_are_not_checkpoints_answer_one_line(tmp_path, capsys, compose_train):
     from stonelab.cli import run_or_explain
 
     for path, words in _bad_checkpoints(tmp_path / "bad").items():
@@ -151,43 +156,38 @@ def test_files_that_are_not_checkpoints_answer_one_line(tmp_path, capsys):
         assert words in err and err.count("\n") == 1, (path.name, err)
 
 
-def test_cli_reports_user_errors_without_traceback(tmp_path):
-    proc = _run_cli(["game=gomoku_6x6_c4", "game.win_length=7", f"paths.output_dir={tmp_path}"], tmp_path)
+@pytest.mark.slow  # test_cli_go_checkpoint_given_to_alphazero_is_refused checks the same exit 2
+def test_cli_reports_user_errors_without_traceback(tmp_path, run_cli):
+    proc = run_cli(["game=gomoku_6x6_c4", "game.win_length=7", f"paths.output_dir={tmp_path}"], tmp_path)
     assert proc.returncode == 2
     assert "error: game.win_length=7" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
-def test_cli_unknown_key_is_refused(tmp_path):
-    proc = _run_cli(["trainer.max_epochz=3", f"paths.output_dir={tmp_path}"], tmp_path)
+def test_cli_unknown_key_is_refused(tmp_path, run_cli):
+    proc = run_cli(["trainer.max_epochz=3", f"paths.output_dir={tmp_path}"], tmp_path)
     assert proc.returncode != 0
     assert "max_epochz" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
-def test_cli_checkpoint_of_other_board_is_refused(tmp_path):
+def test_cli_checkpoint_of_other_board_is_refused(tmp_path, run_cli, compose_train):
     six = tmp_path / "six"
     train(compose_train(["logger=none"], six))
-    proc = _run_cli(["game=gomoku_8x8_c5", f"ckpt_path={six / 'checkpoints' / 'last.ckpt'}",
-                     f"paths.output_dir={tmp_path / 'eight'}"], tmp_path)
+    proc = run_cli(["game=gomoku_8x8_c5", f"ckpt_path={six / 'checkpoints' / 'last.ckpt'}",
+                    f"paths.output_dir={tmp_path / 'eight'}"], tmp_path)
     assert proc.returncode == 2
     assert "board_size: checkpoint has 6, this run has 8" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "eight" / "checkpoints").exists()  # refused before training
 
 
-def test_each_model_chooses_its_data_and_a_forced_wrong_pair_is_refused():
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-
-    from conftest import CONF
+def test_each_model_chooses_its_data_and_a_forced_wrong_pair_is_refused(compose_config):
     from stonelab.errors import ConfigError
     from stonelab.pipeline import check_model_data
 
     def composed(*overrides):
-        GlobalHydra.instance().clear()
-        with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-            return compose("train", overrides=list(overrides))
+        return compose_config("train", overrides)
 
     assert composed().data._target_.endswith("SelfPlayDataModule")
     for model in ("maddison_cnn", "belief_vit"):
@@ -200,9 +200,9 @@ def test_each_model_chooses_its_data_and_a_forced_wrong_pair_is_refused():
         check_model_data(composed("model=alphazero", "data=kgs"))
 
 
-def test_cli_go_checkpoint_given_to_alphazero_is_refused(tmp_path):
+def test_cli_go_checkpoint_given_to_alphazero_is_refused(tmp_path, run_cli, tiny_maddison_checkpoint):
     go = tiny_maddison_checkpoint(tmp_path / "go.ckpt")
-    proc = _run_cli([f"ckpt_path={go}", f"paths.output_dir={tmp_path / 'run'}"], tmp_path)
+    proc = run_cli([f"ckpt_path={go}", f"paths.output_dir={tmp_path / 'run'}"], tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1] == (
         f"error: {go} does not fit this run: it holds a maddison_cnn Go model (9x9), "
@@ -211,8 +211,8 @@ def test_cli_go_checkpoint_given_to_alphazero_is_refused(tmp_path):
     assert not (tmp_path / "run").exists()  # refused before training, no run folder left
 
 
-def test_tiny_end_to_end_cli_run(tmp_path):
-    proc = _run_cli([f"hydra.run.dir={tmp_path}"], tmp_path)
+def test_tiny_end_to_end_cli_run(tmp_path, run_cli):
+    proc = run_cli([f"hydra.run.dir={tmp_path}"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads((tmp_path / "result.json").read_text())
     assert result["train_steps"] == 2
@@ -231,7 +231,7 @@ def test_tiny_end_to_end_cli_run(tmp_path):
 
 
 @pytest.mark.parametrize("logger", ["tensorboard", "wandb"])
-def test_other_loggers(logger, tmp_path, monkeypatch):
+def test_other_loggers(logger, tmp_path, monkeypatch, compose_train):
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_SILENT", "true")
     monkeypatch.delenv("WANDB_API_KEY", raising=False)

@@ -11,7 +11,6 @@ import sys
 import pytest
 import torch
 
-from conftest import CONF, ROOT, tiny_maddison_checkpoint
 from stonelab.arena.gtp_match import (
     REASONS,
     SCORED_BY,
@@ -143,13 +142,15 @@ def tiny_predictor(n: int = 9) -> MovePredictor:
 
 
 @pytest.fixture(scope="module")
-def tiny_ckpt(tmp_path_factory):
+def tiny_ckpt(tmp_path_factory, tiny_maddison_checkpoint):
     """A 9x9 maddison_cnn checkpoint, as training writes one."""
     return tiny_maddison_checkpoint(tmp_path_factory.mktemp("gtp") / "tiny.ckpt")
 
 
-def play_command(ckpt) -> list[str]:
-    return [sys.executable, str(ROOT / "src" / "play.py"), f"ckpt_path={ckpt}"]
+@pytest.fixture
+def play_command(repo_root):
+    """``play_command(ckpt)``: the command line of src/play.py, our own GTP engine, on ``ckpt``."""
+    return lambda ckpt: [sys.executable, str(repo_root / "src" / "play.py"), f"ckpt_path={ckpt}"]
 
 
 def test_two_passes_end_the_game_and_every_move_is_told():
@@ -294,7 +295,7 @@ def test_sgf_escapes_text_and_writes_passes_as_empty_values(tmp_path):
     assert record.black_player == "odd]name\\" and record.moves[-1] == (1, 81)
 
 
-def test_a_short_game_against_our_own_engine_subprocess(tiny_ckpt, tmp_path):
+def test_a_short_game_against_our_own_engine_subprocess(tiny_ckpt, tmp_path, play_command):
     with GTPClient(play_command(tiny_ckpt), timeout=120) as engine, model_player(tiny_predictor()) as model:
         result, (game,) = gtp_match(engine, model, RULES, games=1, max_moves=30, sgf_dir=tmp_path)
     assert game.reason in REASONS and game.winner in (1, -1, 0) and result.games == 1
@@ -345,17 +346,18 @@ def test_a_short_game_against_gnu_go():
 
 # -- task=gtp_match
 
-def eval_cfg(tmp_path, *overrides):
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
+@pytest.fixture
+def eval_cfg(compose_config):
+    """``eval_cfg(tmp_path, *overrides)``: the `eval` config of task=gtp_match, writing under ``tmp_path``."""
 
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        return compose("eval", overrides=["task=gtp_match", "torch_threads=1", "device=cpu",
-                                          f"paths.output_dir={tmp_path}", *overrides])
+    def eval_cfg(tmp_path, *overrides):
+        return compose_config("eval", ["task=gtp_match", "torch_threads=1", "device=cpu",
+                                       f"paths.output_dir={tmp_path}", *overrides])
+
+    return eval_cfg
 
 
-def test_task_writes_the_match_its_games_and_a_line_per_game(tiny_ckpt, tmp_path, capsys):
+def test_task_writes_the_match_its_games_and_a_line_per_game(tiny_ckpt, tmp_path, capsys, play_command, eval_cfg):
     from stonelab.eval_tasks import run
 
     command = shlex.join(play_command(tiny_ckpt))
@@ -412,7 +414,7 @@ def refuses_every_board(tmp_path):
      "refused 'boardsize 9': unacceptable size (it refuses a 9x9 board)"),
     (["ckpt_path={alphazero}"], "holds 'alphazero', not a Go move predictor"),
 ])
-def test_task_user_errors(overrides, message, tiny_ckpt, refuses_every_board, tmp_path):
+def test_task_user_errors(overrides, message, tiny_ckpt, refuses_every_board, tmp_path, eval_cfg):
     from stonelab.eval_tasks import run
     from stonelab.models.identity import CHECKPOINT_KEY
 

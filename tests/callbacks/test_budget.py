@@ -8,7 +8,6 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from conftest import compose_train
 from stonelab.callbacks.budget import Budget, format_duration, parse_duration
 from stonelab.errors import ConfigError
 from stonelab.pipeline import train
@@ -91,7 +90,7 @@ def test_rounds_and_games_are_checked_only_where_a_round_would_start():
 
 @pytest.mark.parametrize("limit, counter", [("max_updates=5", "train_steps"), ("max_rounds=3", "rounds"),
                                             ("max_games=5", "games_played")])
-def test_runs_stop_at_exactly_the_counter_asked_for(limit, counter, tmp_path):
+def test_runs_stop_at_exactly_the_counter_asked_for(limit, counter, tmp_path, compose_train):
     cfg = compose_train([f"callbacks.budget.{limit}", "trainer.max_epochs=100", "trainer.max_time=null",
                          "logger=none", "callbacks.evaluation.at_train_end=false"], tmp_path)
     result = train(cfg)
@@ -103,14 +102,14 @@ def test_runs_stop_at_exactly_the_counter_asked_for(limit, counter, tmp_path):
     assert result["stop_reason"].startswith(f"{result[counter]} ")
 
 
-def test_trainer_max_steps_is_refused_for_alphazero_with_the_right_knob(tmp_path):
+def test_trainer_max_steps_is_refused_for_alphazero_with_the_right_knob(tmp_path, compose_train):
     from stonelab.pipeline import build
 
     with pytest.raises(ConfigError, match="callbacks.budget.max_updates=N"):
         build(compose_train(["trainer.max_steps=1985", "logger=none"], tmp_path))
 
 
-def test_a_resumed_run_past_its_budget_trains_no_further(tmp_path):
+def test_a_resumed_run_past_its_budget_trains_no_further(tmp_path, compose_train):
     first = compose_train(["callbacks.budget.max_updates=2", "trainer.max_epochs=100", "logger=none",
                            "callbacks.evaluation.at_train_end=false"], tmp_path / "a")
     train(first)

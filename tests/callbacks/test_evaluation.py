@@ -34,9 +34,8 @@ def test_final_evaluation_reserve_scales_with_the_opponent():
     assert evaluation.seconds_after_training() == 0.0
 
 
-def test_one_playout_opponent_plays_a_whole_run(tmp_path):
+def test_one_playout_opponent_plays_a_whole_run(tmp_path, compose_train):
     """pure_playouts=1 used to stop the first evaluation with "played the occupied point 0"."""
-    from conftest import compose_train
     from stonelab.pipeline import train
 
     result = train(compose_train(["callbacks.evaluation.pure_playouts=1", "logger=none"], tmp_path))

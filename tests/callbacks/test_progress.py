@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import logging
 
-from conftest import compose_train
 from stonelab.pipeline import train
 
 
-def test_one_line_per_round_with_counters_speed_evaluation_and_budget(tmp_path, caplog):
+def test_one_line_per_round_with_counters_speed_evaluation_and_budget(tmp_path, caplog, compose_train):
     caplog.set_level(logging.INFO, logger="stonelab")
     result = train(compose_train(["trainer.max_epochs=2", "logger=none"], tmp_path))
     lines = [r.getMessage() for r in caplog.records if r.name == "stonelab.callbacks.progress"]
@@ -23,7 +22,7 @@ def test_one_line_per_round_with_counters_speed_evaluation_and_budget(tmp_path, 
     assert any(line.startswith("last evaluation (round ") for line in report)
 
 
-def test_bar_of_the_budget_when_asked(tmp_path, capsys):
+def test_bar_of_the_budget_when_asked(tmp_path, capsys, compose_train):
     train(compose_train(["callbacks.progress_bar.bar=true", "logger=none",
                          "callbacks.evaluation.at_train_end=false"], tmp_path))
     err = capsys.readouterr().err

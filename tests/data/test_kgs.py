@@ -308,9 +308,7 @@ def test_history_turns_with_the_position(games_dir, tmp_path):
                                           transform_planes(batch["history"][i, h].numpy(), int(syms[i])))
 
 
-def test_history_follows_the_belief_models_memory(tmp_path):
-    from tests.conftest import compose_go
-
+def test_history_follows_the_belief_models_memory(tmp_path, compose_go):
     assert compose_go("belief_vit", ["model.net.memory=4"], tmp_path).data.history == 4
     assert compose_go("maddison_cnn", [], tmp_path).data.history == 0
     with pytest.raises(ConfigError, match="data.history"):

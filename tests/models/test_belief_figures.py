@@ -7,7 +7,6 @@ import json
 
 import numpy as np
 import pytest
-from tests.conftest import compose_go
 
 from stonelab.models import figures
 
@@ -55,7 +54,7 @@ def test_position_view_and_history_figures(tmp_path):
     assert path.read_bytes()[:8] == PNG
 
 
-def test_a_run_saves_and_logs_its_figures(tmp_path):
+def test_a_run_saves_and_logs_its_figures(tmp_path, compose_go):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     from stonelab.pipeline import train

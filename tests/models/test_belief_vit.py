@@ -9,7 +9,6 @@ import shutil
 import numpy as np
 import pytest
 import torch
-from tests.conftest import CONF, ROOT, compose_go
 
 from stonelab.games.go import GoRules
 from stonelab.models.belief_vit import BeliefViTModule
@@ -196,7 +195,7 @@ def test_bad_settings_are_named():
         tiny_module(optimizer="sgd")
 
 
-def test_fast_dev_run(tmp_path):
+def test_fast_dev_run(tmp_path, compose_go):
     from stonelab.pipeline import train
 
     cfg = compose_go("belief_vit", [*TINY_OVERRIDES, "+trainer.fast_dev_run=true"], tmp_path)
@@ -215,7 +214,7 @@ def test_fast_dev_run(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory):
+def trained(tmp_path_factory, compose_go):
     """A seconds-long belief_vit run: (tmp folder, its last checkpoint)."""
     from stonelab.pipeline import train
 
@@ -270,24 +269,15 @@ def test_checkpoint_and_move_predictor(trained):
     assert (gated != top).all() and all(s.legal_mask()[m] for s, m in zip(states, gated, strict=True))
 
 
-def test_task_predict_scores_the_belief_and_the_gate(trained):
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-    from tests.conftest import CONF
-
-    from stonelab.eval_tasks import run as run_eval
-
+def test_task_predict_scores_the_belief_and_the_gate(trained, run_eval):
     tmp, last, _ = trained
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        cfg = compose("eval", overrides=["task=predict", f"ckpt_path={last}", f"data.sources=[{tmp / 'sgf'}]",
-                                         f"data.cache_dir={tmp / 'cache'}", f"paths.output_dir={tmp / 'predict'}"])
-    out = run_eval(cfg)
+    out = run_eval(["task=predict", f"ckpt_path={last}", f"data.sources=[{tmp / 'sgf'}]",
+                    f"data.cache_dir={tmp / 'cache'}", f"paths.output_dir={tmp / 'predict'}"])
     for key in ("top1", "top5", "ece_softmax", "aurc_softmax", "ece", "aurc", "gate_rate", "gate_top1", "aurc_gated"):
         assert 0.0 <= out[key] <= 1.0, key
 
 
-def test_checkpoint_of_another_model_is_refused(tmp_path, trained):
+def test_checkpoint_of_another_model_is_refused(tmp_path, trained, compose_go):
     from stonelab.models.identity import CheckpointMismatchError
     from stonelab.models.move_prediction import MovePredictionModule
     from stonelab.models.nets.maddison import MaddisonNet
@@ -314,23 +304,20 @@ def test_checkpoint_of_another_model_is_refused(tmp_path, trained):
         nine.on_load_checkpoint(torch.load(last, weights_only=True))
 
 
-def run_eval(overrides: list[str]) -> dict:
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-
+@pytest.fixture
+def run_eval(compose_config):
+    """``run_eval(overrides)``: an eval task run in this process; returns what it writes."""
     from stonelab.eval_tasks import run
 
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        return run(compose("eval", overrides=overrides))
+    return lambda overrides: run(compose_config("eval", overrides))
 
 
-def test_inspect_writes_a_png(trained, tmp_path):
+def test_inspect_writes_a_png(trained, tmp_path, run_eval, repo_root):
     from stonelab.errors import ConfigError
 
     _, last, _ = trained
     sgf = tmp_path / "game.sgf"
-    shutil.copy(sorted((ROOT / "data" / "kgs").glob("*.sgf"))[0], sgf)
+    shutil.copy(sorted((repo_root / "data" / "kgs").glob("*.sgf"))[0], sgf)
     out = run_eval(["task=inspect", f"ckpt_path={last}", f"sgf={sgf}", "move=40",
                     f"paths.output_dir={tmp_path / 'eval'}"])
     png = tmp_path / "eval" / "inspect_game_move40.png"
@@ -372,7 +359,7 @@ def test_memory_reads_the_past_positions():
         module.training_step(batch, 0)
 
 
-def test_fast_dev_run_with_memory(tmp_path):
+def test_fast_dev_run_with_memory(tmp_path, compose_go):
     from stonelab.pipeline import train
 
     cfg = compose_go("belief_vit", [*TINY_OVERRIDES, "model.net.memory=2", "+trainer.fast_dev_run=true",

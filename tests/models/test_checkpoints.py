@@ -7,7 +7,6 @@ import dataclasses
 import pytest
 import torch
 
-from conftest import tiny_alphazero_checkpoint, tiny_maddison_checkpoint
 from stonelab.games.go import GoRules
 from stonelab.games.gomoku import GomokuRules
 from stonelab.models import checkpoints
@@ -16,7 +15,7 @@ from stonelab.models.nets.maddison import MaddisonNet
 from stonelab.models.nets.policy_value import PolicyValueNet
 
 
-def test_alphazero_checkpoint_gives_its_gomoku_game_and_net(tmp_path):
+def test_alphazero_checkpoint_gives_its_gomoku_game_and_net(tmp_path, tiny_alphazero_checkpoint):
     path = tiny_alphazero_checkpoint(tmp_path / "az.ckpt", n=6, k=4)
     loaded = checkpoints.load(str(path), game="gomoku")
     assert loaded.model == "alphazero" and loaded.encoder is None and loaded.gate is None
@@ -31,7 +30,7 @@ def test_alphazero_checkpoint_gives_its_gomoku_game_and_net(tmp_path):
         loaded.net = None
 
 
-def test_go_checkpoint_gives_its_board_encoder_and_net(tmp_path):
+def test_go_checkpoint_gives_its_board_encoder_and_net(tmp_path, tiny_maddison_checkpoint):
     path = tiny_maddison_checkpoint(tmp_path / "go.ckpt")
     loaded = checkpoints.load(str(path))
     assert loaded.identity == {"model": "maddison_cnn", "game": "go", "board_size": 9, "encoder": "maddison"}
@@ -43,7 +42,8 @@ def test_go_checkpoint_gives_its_board_encoder_and_net(tmp_path):
     torch.testing.assert_close(loaded.net(planes, to_play).policy_logits, again(planes, to_play).policy_logits)
 
 
-def test_a_checkpoint_of_the_other_game_is_refused_by_name(tmp_path):
+def test_a_checkpoint_of_the_other_game_is_refused_by_name(tmp_path, tiny_alphazero_checkpoint,
+                                                           tiny_maddison_checkpoint):
     az = tiny_alphazero_checkpoint(tmp_path / "az.ckpt")
     go = tiny_maddison_checkpoint(tmp_path / "go.ckpt")
     with pytest.raises(CheckpointMismatchError) as info:
@@ -56,7 +56,7 @@ def test_a_checkpoint_of_the_other_game_is_refused_by_name(tmp_path):
     assert "an alphazero Gomoku model (6x6, 4 in a row)" in str(info.value)
 
 
-def test_expected_identity_names_each_difference(tmp_path):
+def test_expected_identity_names_each_difference(tmp_path, tiny_alphazero_checkpoint):
     az = tiny_alphazero_checkpoint(tmp_path / "az.ckpt", n=6, k=4)
     expect = {"model": "alphazero", "game": "gomoku", "board_size": 8, "win_length": 5}
     with pytest.raises(CheckpointMismatchError, match="board_size: checkpoint has 6, this run has 8; "
@@ -77,7 +77,7 @@ def test_files_that_are_not_checkpoints_keep_their_one_line(tmp_path):
         checkpoints.load(str(bare), game="gomoku")
 
 
-def test_only_stonelab_nets_are_rebuilt(tmp_path):
+def test_only_stonelab_nets_are_rebuilt(tmp_path, tiny_maddison_checkpoint):
     path = tiny_maddison_checkpoint(tmp_path / "go.ckpt")
     ckpt = torch.load(path, weights_only=True)
     ckpt[CHECKPOINT_KEY]["net_target"] = "os.system"

@@ -8,7 +8,6 @@ import sys
 
 import pytest
 import torch
-from tests.conftest import ROOT, compose_go
 
 from stonelab.games.symmetry import transform_planes
 from stonelab.models.nets.maddison import MaddisonNet
@@ -71,7 +70,7 @@ def test_tiny_batch_is_overfit():
     assert (predicted == batch["target"]).all()
 
 
-def test_fast_dev_run_and_result(tmp_path):
+def test_fast_dev_run_and_result(tmp_path, compose_go):
     from stonelab.pipeline import train
 
     cfg = compose_go("maddison_cnn", ["model.net.depth=3", "model.net.filters=8", "+trainer.fast_dev_run=true",
@@ -82,9 +81,7 @@ def test_fast_dev_run_and_result(tmp_path):
     assert "train/loss" in result["metrics"]
 
 
-def test_train_validate_test_and_predict(tmp_path):
-    from tests.conftest import CONF
-
+def test_train_validate_test_and_predict(tmp_path, compose_go, compose_config):
     from stonelab.eval_tasks import run as run_eval
     from stonelab.pipeline import train
 
@@ -96,33 +93,26 @@ def test_train_validate_test_and_predict(tmp_path):
         assert result["metrics"][f"{split}/top1"] <= result["metrics"][f"{split}/top10"]
     last = tmp_path / "out" / "checkpoints" / "last.ckpt"
     assert last.exists()
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        ecfg = compose("eval", overrides=["task=predict", f"ckpt_path={last}",
-                                          f"data.sources=[{tmp_path / 'sgf'}]",
-                                          f"data.cache_dir={tmp_path / 'cache'}",
-                                          f"paths.output_dir={tmp_path / 'eval'}"])
+    ecfg = compose_config("eval", ["task=predict", f"ckpt_path={last}", f"data.sources=[{tmp_path / 'sgf'}]",
+                                   f"data.cache_dir={tmp_path / 'cache'}",
+                                   f"paths.output_dir={tmp_path / 'eval'}"])
     out = run_eval(ecfg)
     assert out["games"] == 12 and out["positions_scored"] > 1000
     assert json.loads((tmp_path / "eval" / "predict.json").read_text())["top1"] == out["top1"]
     assert 0.0 <= out["ece_softmax"] <= 1.0 and 0.0 <= out["aurc_softmax"] <= 1.0
     # The held-out games of the run, named by the run's own split settings.
-    GlobalHydra.instance().clear()
     split = [f"data.{k}={cfg.data[k]}" for k in ("val_games", "test_games", "split_seed")]
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        tcfg = compose("eval", overrides=["task=predict", f"ckpt_path={last}", "data.split=test", *split,
-                                          f"data.sources=[{tmp_path / 'sgf'}]",
-                                          f"data.cache_dir={tmp_path / 'cache'}",
-                                          f"paths.output_dir={tmp_path / 'eval_test'}"])
+    tcfg = compose_config("eval", ["task=predict", f"ckpt_path={last}", "data.split=test", *split,
+                                   f"data.sources=[{tmp_path / 'sgf'}]",
+                                   f"data.cache_dir={tmp_path / 'cache'}",
+                                   f"paths.output_dir={tmp_path / 'eval_test'}"])
     held_out = run_eval(tcfg)
     assert held_out["games"] == cfg.data.test_games and held_out["split"] == "test"
     assert held_out["positions_scored"] < out["positions_scored"]
 
 
-def test_checkpoint_of_another_board_or_model_is_refused(tmp_path):
+@pytest.mark.slow  # a run and two processes; test_belief_vit.py, test_train.py refuse other boards
+def test_checkpoint_of_another_board_or_model_is_refused(tmp_path, compose_go, repo_root):
     cfg = compose_go("maddison_cnn", ["model.net.depth=2", "model.net.filters=4", "trainer.limit_train_batches=1",
                                       "trainer.limit_val_batches=1", "data.test_games=0"], tmp_path)
     from stonelab.pipeline import train
@@ -130,7 +120,8 @@ def test_checkpoint_of_another_board_or_model_is_refused(tmp_path):
     train(cfg)
     last = tmp_path / "out" / "checkpoints" / "last.ckpt"
     sgf = tmp_path / "sgf"
-    cmd = [sys.executable, str(ROOT / "src" / "train.py"), "model=maddison_cnn", "data=kgs", f"data.sources=[{sgf}]",
+    cmd = [sys.executable, str(repo_root / "src" / "train.py"), "model=maddison_cnn", "data=kgs",
+           f"data.sources=[{sgf}]",
            f"data.cache_dir={tmp_path / 'cache'}", "game=go_9", f"ckpt_path={last}", "logger=none",
            f"paths.output_dir={tmp_path / 'again'}"]
     proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
@@ -138,14 +129,15 @@ def test_checkpoint_of_another_board_or_model_is_refused(tmp_path):
     assert "board_size: checkpoint has 19, this run has 9" in proc.stderr
     assert "Traceback" not in proc.stderr
     # A Go checkpoint given to the Gomoku match task is named as such, and leaves no run folder.
-    match = [sys.executable, str(ROOT / "src" / "eval.py"), "task=match", f"ckpt_path={last}",
+    match = [sys.executable, str(repo_root / "src" / "eval.py"), "task=match", f"ckpt_path={last}",
              f"paths.output_dir={tmp_path / 'm'}"]
     proc = subprocess.run(match, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and "not a stonelab alphazero checkpoint" in proc.stderr
     assert not (tmp_path / "logs").exists() and not (tmp_path / "m").exists()
 
 
-def test_model_with_selfplay_data_is_refused(tmp_path):
-    proc = subprocess.run([sys.executable, str(ROOT / "src" / "train.py"), "model=maddison_cnn", "data=selfplay",
+def test_model_with_selfplay_data_is_refused(tmp_path, repo_root):
+    proc = subprocess.run([sys.executable, str(repo_root / "src" / "train.py"), "model=maddison_cnn",
+                           "data=selfplay",
                            f"paths.output_dir={tmp_path}"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and "use data=kgs" in proc.stderr

@@ -17,10 +17,9 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import ROOT, save_checkpoint, tiny_maddison_checkpoint
 from stonelab.arena.players import NeuralMCTSPlayer
 from stonelab.games.gomoku import GomokuRules
-from stonelab.models.alphazero import AlphaZeroModule, net_evaluator
+from stonelab.models.alphazero import net_evaluator
 from stonelab.models.nets.policy_value import PolicyValueNet
 from stonelab.protocols import gomocup
 from stonelab.protocols.gomocup import MIN_BUDGET_S, GomocupClock, GomocupEngine, search_chooser
@@ -184,14 +183,14 @@ GomocupEngine(GomokuRules(8, 5), lambda moves, deadline: min(set(range(64)) - se
 STRICT_UTF8 = {"LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8:strict"}
 
 
-def test_the_real_stdin_takes_any_byte_under_a_strict_utf8_locale():
-    proc = subprocess.run([sys.executable, "-c", BRAIN], cwd=ROOT, capture_output=True, timeout=60,
+def test_the_real_stdin_takes_any_byte_under_a_strict_utf8_locale(repo_root):
+    proc = subprocess.run([sys.executable, "-c", BRAIN], cwd=repo_root, capture_output=True, timeout=60,
                           env={**os.environ, **STRICT_UTF8},
                           input=b"START 8\n\xff\nTURN \xff,1\r\nBOARD\n1,1,2\n\x00\xc3\n")
     assert proc.returncode == 0 and proc.stderr == b"", proc.stderr.decode(errors="replace")
     assert proc.stdout.decode().splitlines() == [
         "OK", r"UNKNOWN command '\ufffd'", r"ERROR expected X,Y but got '\ufffd,1'"]  # EOF in BOARD: exit 0
-    proc = subprocess.run([sys.executable, "-c", BRAIN], cwd=ROOT, capture_output=True, timeout=60,
+    proc = subprocess.run([sys.executable, "-c", BRAIN], cwd=repo_root, capture_output=True, timeout=60,
                           env={**os.environ, **STRICT_UTF8}, input=b"ABOUT\nEND\n")
     assert proc.returncode == 0 and proc.stdout == b'name="bad ? name"\n', proc.stderr  # unencodable: '?'
 
@@ -289,14 +288,11 @@ def test_the_search_takes_an_immediate_win():
     assert lines[1] in ("0,3", "5,3")
 
 
-def _checkpoint(tmp_path, n=6, k=4):
-    return save_checkpoint(AlphaZeroModule(PolicyValueNet(n), GomokuRules(n, k)), tmp_path / "az.ckpt")
-
-
-def test_play_py_is_a_gomocup_brain_with_only_protocol_on_stdout(tmp_path):
-    path = _checkpoint(tmp_path)
+def test_play_py_is_a_gomocup_brain_with_only_protocol_on_stdout(tmp_path, repo_root,
+                                                                  tiny_alphazero_checkpoint):
+    path = tiny_alphazero_checkpoint(tmp_path / "az.ckpt")
     proc = subprocess.run([sys.executable, "src/play.py", "protocol=gomocup", f"ckpt_path={path}",
-                           "search.playouts=16"], cwd=ROOT, capture_output=True, timeout=300,
+                           "search.playouts=16"], cwd=repo_root, capture_output=True, timeout=300,
                           env={**os.environ, **STRICT_UTF8},
                           input=b"START 6\nBEGIN\nTURN 0,0\nTURN garbage\n\xff\xfe\nEND\n")
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")
@@ -307,12 +303,14 @@ def test_play_py_is_a_gomocup_brain_with_only_protocol_on_stdout(tmp_path):
     assert lines[5] == r"UNKNOWN command '\ufffd\ufffd'" and len(lines) == 6
 
 
-def test_play_py_refuses_a_go_checkpoint_and_an_unknown_protocol(tmp_path):
+def test_play_py_refuses_a_go_checkpoint_and_an_unknown_protocol(tmp_path, repo_root, tiny_maddison_checkpoint,
+                                                                 tiny_alphazero_checkpoint):
     go = tiny_maddison_checkpoint(tmp_path / "go.ckpt")
+    az = tiny_alphazero_checkpoint(tmp_path / "az.ckpt")
     for args, message in ((["protocol=gomocup", f"ckpt_path={go}"], "not a stonelab alphazero checkpoint"),
-                          (["protocol=gtp", f"ckpt_path={_checkpoint(tmp_path)}"], "not a Go move predictor"),
+                          (["protocol=gtp", f"ckpt_path={az}"], "not a Go move predictor"),
                           (["protocol=ugi", f"ckpt_path={go}"], "choose gtp (Go models) or gomocup")):
-        proc = subprocess.run([sys.executable, "src/play.py", *args], cwd=ROOT, text=True,
+        proc = subprocess.run([sys.executable, "src/play.py", *args], cwd=repo_root, text=True,
                               capture_output=True, timeout=300, input="")
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
 

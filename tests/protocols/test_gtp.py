@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import ROOT, tiny_maddison_checkpoint
 from stonelab.games.go import GoRules
 from stonelab.models.inference import MovePredictor
 from stonelab.models.nets.maddison import MaddisonNet
@@ -80,15 +79,16 @@ def test_free_handicap_then_white_moves():
     assert eng.respond("set_free_handicap D4 F6\n") == "? board not empty\n\n"
 
 
-def test_play_py_speaks_only_gtp_on_stdout(tmp_path):
+def test_play_py_speaks_only_gtp_on_stdout(tmp_path, repo_root, tiny_maddison_checkpoint):
     path = tiny_maddison_checkpoint(tmp_path / "tiny.ckpt")
-    proc = subprocess.run([sys.executable, "src/play.py", f"ckpt_path={path}"], cwd=ROOT, text=True,
+    proc = subprocess.run([sys.executable, "src/play.py", f"ckpt_path={path}"], cwd=repo_root, text=True,
                           input="1 name\n2 genmove b\nplay w garbage\nquit\n", capture_output=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     replies = proc.stdout.split("\n\n")
     assert replies[0] == "=1 stonelab" and replies[1].startswith("=2 ") and replies[2].startswith("? invalid vertex")
     assert replies[3] == "=" and not (tmp_path / "outputs").exists()
-    missing = subprocess.run([sys.executable, "src/play.py"], cwd=ROOT, text=True, capture_output=True, timeout=300)
+    missing = subprocess.run([sys.executable, "src/play.py"], cwd=repo_root, text=True, capture_output=True,
+                             timeout=300)
     assert missing.returncode == 2 and "ckpt_path=... is required" in missing.stderr
     assert "Traceback" not in missing.stderr
 

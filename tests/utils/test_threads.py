@@ -24,8 +24,7 @@ def test_search_defaults_to_one_thread():
     assert Evaluation(MCTSConfig()).torch_threads == 1
 
 
-def test_self_play_round_runs_on_one_thread(tmp_path, monkeypatch):
-    from conftest import compose_train
+def test_self_play_round_runs_on_one_thread(tmp_path, monkeypatch, compose_train):
     from stonelab.pipeline import train
     from stonelab.search.selfplay import SelfPlaySlots
 
