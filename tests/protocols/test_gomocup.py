@@ -320,11 +320,11 @@ class Manager:
     ``-X importtime``, into ``stderr_path``), sends lines and times each reply from the
     moment its command is written."""
 
-    def __init__(self, args: list[str], stderr_path, env: dict[str, str] | None = None):
+    def __init__(self, args: list[str], stderr_path, root, env: dict[str, str] | None = None):
         self.stderr = open(stderr_path, "w")  # noqa: SIM115  (closed in end())
         self.spawned = time.monotonic()
         self.proc = subprocess.Popen([sys.executable, "-X", "importtime", "src/play.py", "protocol=gomocup", *args],
-                                     cwd=ROOT, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     cwd=root, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.stderr, env={**os.environ, **(env or {})})
         self.replies: queue.Queue[str] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -352,9 +352,11 @@ class Manager:
         return code
 
 
-def test_play_py_answers_start_loaded_and_every_timed_move_within_its_second(tmp_path):
+def test_play_py_answers_start_loaded_and_every_timed_move_within_its_second(tmp_path, repo_root,
+                                                                            tiny_alphazero_checkpoint):
     # 100,000 playouts take minutes here: only the clock can end these searches in a second
-    brain = Manager([f"ckpt_path={_checkpoint(tmp_path)}", "search.playouts=100000"], tmp_path / "stderr")
+    ckpt = tiny_alphazero_checkpoint(tmp_path / "az.ckpt")
+    brain = Manager([f"ckpt_path={ckpt}", "search.playouts=100000"], tmp_path / "stderr", repo_root)
     start, _ = brain.ask("START 6", replies=2)
     start_s = time.monotonic() - brain.spawned                 # 5 s here at load 7 (7.3 s with Lightning)
     assert start[0] == "OK" and start_s < 120
@@ -395,9 +397,11 @@ def test_play_py_answers_start_loaded_and_every_timed_move_within_its_second(tmp
 
 
 @pytest.mark.slow
-def test_a_fresh_install_compiles_before_start_not_in_the_first_timed_move(tmp_path):
+def test_a_fresh_install_compiles_before_start_not_in_the_first_timed_move(tmp_path, repo_root,
+                                                                          tiny_alphazero_checkpoint):
     # an empty numba cache: every search kernel compiles (50 s here at load 8) before START's OK
-    brain = Manager([f"ckpt_path={_checkpoint(tmp_path)}", "search.playouts=100000"], tmp_path / "stderr",
+    ckpt = tiny_alphazero_checkpoint(tmp_path / "az.ckpt")
+    brain = Manager([f"ckpt_path={ckpt}", "search.playouts=100000"], tmp_path / "stderr", repo_root,
                     env={"NUMBA_CACHE_DIR": str(tmp_path / "numba_cache")})
     assert brain.ask("START 6", replies=2)[0][0] == "OK"
     brain.send("INFO timeout_turn 1000")

@@ -16,7 +16,6 @@ import sys
 
 import numpy as np
 
-from conftest import ROOT
 from stonelab.protocols.gtp import GTPEngine, move_name
 
 N = 9
@@ -166,7 +165,7 @@ def test_fifteen_thousand_random_lines_get_one_well_formed_answer_each(tmp_path,
     assert eng.respond("clear_board") == "=\n\n" and eng.respond("5 genmove b") == "=5 A9\n\n"
 
 
-def test_the_real_stdin_takes_invalid_utf8_under_a_utf8_locale():
+def test_the_real_stdin_takes_invalid_utf8_under_a_utf8_locale(repo_root):
     # LC_ALL=C.UTF-8 alone gives Python a surrogateescape stdin; PYTHONIOENCODING=utf-8:strict
     # is the strict reading that made the first bad byte kill the engine (UnicodeDecodeError)
     rng = random.Random(5)
@@ -180,7 +179,7 @@ def test_the_real_stdin_takes_invalid_utf8_under_a_utf8_locale():
                "GTPEngine(9, lambda states, histories: [int(np.flatnonzero(s.legal_mask())[0]) for s in states]).run()")
     base = {k: v for k, v in os.environ.items() if k not in ("PYTHONIOENCODING", "PYTHONUTF8")}
     for extra in ({}, {"PYTHONIOENCODING": "utf-8:strict"}):
-        proc = subprocess.run([sys.executable, "-c", program], cwd=ROOT, input=data, capture_output=True, timeout=120,
+        proc = subprocess.run([sys.executable, "-c", program], cwd=repo_root, input=data, capture_output=True, timeout=120,
                               env={**base, "LC_ALL": "C.UTF-8", **extra})
         assert proc.returncode == 0 and proc.stderr == b"", proc.stderr.decode(errors="replace")[-2000:]
         assert proc.stdout.decode("ascii") == expected.getvalue()  # ends at quit: "4 name" is not read
