@@ -56,3 +56,20 @@ def test_update_suite_times_one_thread_beside_many(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["seconds_per_update_1_thread"] > 0 and out["seconds_per_update_2_threads"] > 0
     assert out["speedup_of_threads"] == out["seconds_per_update_1_thread"] / out["seconds_per_update_2_threads"]
+
+
+def test_engine_suite_reports_both_boards_and_every_leaf_value(capsys):
+    code = bench.main(["engine", "--json", "--playouts", "4", "--depth", "2", "--filters", "4"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    for n in (9, 19):
+        for key in ("pure_playouts_per_s", "net_playouts_playouts_per_s", "net_none_playouts_per_s"):
+            assert out[f"go{n}_{key}"] > 0, (n, key)
+
+
+def test_engine_positions_are_reproducible_and_legal():
+    from stonelab.games.go import GoRules
+
+    a, b = bench.engine_positions(GoRules(9), stones=8), bench.engine_positions(GoRules(9), stones=8)
+    assert [s.hash for s in a] == [s.hash for s in b]
+    assert a[0].move_number == 0 and all(s.move_number == 8 for s in a[1:])

@@ -18,6 +18,12 @@ Suites:
   pruning  moves expanded per node and neural-MCTS playouts/s, unpruned vs each
            candidate-restriction variant of seed 000's ablation, on the same
            fixed positions with the same (untrained, seeded) network.
+  engine   the Go engine's search (one thread, 8 leaves per network call) in playouts/s on
+           9x9 and 19x19, from the empty board and two random 10%-full positions:
+           pure MCTS (random playouts), and a Maddison net (--depth/--filters,
+           untrained) with go_value=playouts (4 per leaf) and go_value=none; beside
+           GNU Go level 10's and Pachi 5,000 playouts' seconds per move when installed
+           (/usr/games/gnugo, tools/pachi/pachi from scripts/build_pachi.sh).
   update   seconds per AlphaZero update (the default net, 512 positions, 5 passes)
            on one torch thread and on `--threads`, side by side: how many threads
            training should get on this machine.
@@ -450,8 +456,93 @@ def suite_update(args) -> dict:
             "speedup_of_threads": one / many}
 
 
+def engine_positions(rules, count: int = 3, stones: int = 30, seed: int = 5) -> list:
+    """Reproducible positions of a Go game: the empty board and ``count - 1`` random
+    openings of ``stones`` legal moves (no own-eye fills)."""
+    rng = np.random.default_rng(seed)
+    positions = [rules.new_state()]
+    for _ in range(count - 1):
+        state = rules.new_state()
+        for _ in range(stones):
+            legal = np.flatnonzero(state.legal_mask()[:-1])
+            state.play(int(rng.choice(legal)))
+        positions.append(state)
+    return positions
+
+
+def _engine_rate(player, positions, playouts: int) -> float:
+    """Playouts per second of ``player`` searching each position afresh (after a warm-up)."""
+    player.sync(positions[0])
+    player.search(playouts=8)  # compiles
+    done, elapsed = 0, 0.0
+    for state in positions:
+        player.mcts.set_position(0, player.game.position(state))
+        player.root_key = None
+        start = time.perf_counter()
+        before = player.mcts.simulations
+        player.search(playouts=playouts)
+        elapsed += time.perf_counter() - start
+        done += player.mcts.simulations - before
+    return done / elapsed
+
+
+def _gtp_move_seconds(command: list[str], rules, moves: int) -> float:
+    """Mean seconds per ``genmove`` of a GTP program from the empty board (alternating colours)."""
+    from stonelab.protocols.gtp_client import GTPClient
+
+    with GTPClient(" ".join(command), timeout=300) as engine:
+        engine.boardsize(rules.n)
+        engine.clear_board()
+        engine.komi(rules.komi)
+        start = time.perf_counter()
+        for i in range(moves):
+            engine.send(f"genmove {'b' if i % 2 == 0 else 'w'}")
+        return (time.perf_counter() - start) / moves
+
+
+def suite_engine(args) -> dict:
+    """The Go engine's search speed (one thread), pure and with a Maddison net, beside GNU Go
+    and Pachi's seconds per move when they are installed."""
+    import shutil
+
+    import torch
+
+    from stonelab.arena.go_players import GoSearchPlayer, pure_mcts_player
+    from stonelab.games.go import GoRules
+    from stonelab.games.go_search import GoSearch
+    from stonelab.models.go_evaluator import GoNetEvaluator
+    from stonelab.models.inference import MovePredictor
+    from stonelab.models.nets.maddison import MaddisonNet
+    from stonelab.search.mcts import MCTSConfig
+
+    torch.set_num_threads(1)
+    playouts = args.playouts or 200
+    out = {"playouts": playouts, "torch_threads": 1, "net": f"maddison {args.depth}x{args.filters}, untrained"}
+    for n in (9, 19):
+        rules = GoRules(n)
+        positions = engine_positions(rules, stones=n * n // 10)
+        pure = pure_mcts_player(rules, {"playouts": playouts, "leaves_per_game": 8})
+        out[f"go{n}_pure_playouts_per_s"] = _engine_rate(pure, positions, playouts)
+        torch.manual_seed(0)
+        predictor = MovePredictor(MaddisonNet(36, n, depth=args.depth, filters=args.filters), rules, "maddison")
+        for value in ("playouts", "none"):
+            config = MCTSConfig(playouts=playouts, leaves_per_game=8, go_value=value)
+            game = GoSearch(rules, max_moves=3 * rules.num_points)
+            player = GoSearchPlayer(rules, GoNetEvaluator(predictor, game, value, config.go_value_playouts), config)
+            out[f"go{n}_net_{value}_playouts_per_s"] = _engine_rate(player, positions, playouts)
+        gnugo = shutil.which("gnugo") or ("/usr/games/gnugo" if os.path.exists("/usr/games/gnugo") else None)
+        if gnugo:
+            out[f"go{n}_gnugo_level10_seconds_per_move"] = _gtp_move_seconds(
+                [gnugo, "--mode", "gtp", "--level", "10", "--chinese-rules"], rules, 10)
+        pachi = "tools/pachi/pachi"
+        if os.path.exists(pachi):
+            out[f"go{n}_pachi_5000_seconds_per_move"] = _gtp_move_seconds(
+                [pachi, "-t", "=5000", "threads=1,pondering=0"], rules, 10)
+    return out
+
+
 SUITES = {"mcts": suite_mcts, "pruning": suite_pruning, "kgs": suite_kgs, "train": suite_train,
-          "update": suite_update}
+          "update": suite_update, "engine": suite_engine}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -378,7 +378,7 @@ def test_task_writes_the_match_its_games_and_a_line_per_game(tiny_ckpt, tmp_path
 
 
 @pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed (apt-get install -y gnugo)")
-def test_task_with_a_gnu_go_judge(tiny_ckpt, tmp_path):
+def test_task_with_a_gnu_go_judge(tiny_ckpt, tmp_path, eval_cfg):
     from stonelab.eval_tasks import run
 
     judge = f"{GNUGO} --mode gtp --chinese-rules --level 0"
