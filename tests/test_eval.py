@@ -134,7 +134,8 @@ def test_readme_eval_commands_parse(repo_root, compose_eval):
         cfg = compose_eval(*args)
         assert cfg.task in ("match", "predict", "inspect", "gtp_match") and cfg.ckpt_path, command
         if "opponent_command=" in command:
-            assert " " in cfg.opponent_command, command  # the whole engine command, one value
+            # the whole engine command, one value (or our in-process pure MCTS)
+            assert " " in cfg.opponent_command or cfg.opponent_command == "pure_mcts", command
 
 
 def test_help_lists_the_tasks(tmp_path, repo_root):
