@@ -20,7 +20,7 @@ Suites:
            fixed positions with the same (untrained, seeded) network.
   engine   the Go engine's search (one thread, 8 leaves per network call) in playouts/s on
            9x9 and 19x19, from the empty board and two random 10%-full positions:
-           pure MCTS (random playouts), and a Maddison net (--depth/--filters,
+           pure MCTS (one random playout per leaf), and a Maddison net (--depth/--filters,
            untrained) with go_value=playouts (4 per leaf) and go_value=none; beside
            GNU Go level 10's and Pachi 5,000 playouts' seconds per move when installed
            (/usr/games/gnugo, tools/pachi/pachi from scripts/build_pachi.sh).
@@ -521,7 +521,7 @@ def suite_engine(args) -> dict:
     for n in (9, 19):
         rules = GoRules(n)
         positions = engine_positions(rules, stones=n * n // 10)
-        pure = pure_mcts_player(rules, {"playouts": playouts, "leaves_per_game": 8})
+        pure = pure_mcts_player(rules, {"playouts": playouts, "leaves_per_game": 8, "go_value_playouts": 1})
         out[f"go{n}_pure_playouts_per_s"] = _engine_rate(pure, positions, playouts)
         torch.manual_seed(0)
         predictor = MovePredictor(MaddisonNet(36, n, depth=args.depth, filters=args.filters), rules, "maddison")
