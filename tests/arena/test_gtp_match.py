@@ -344,6 +344,25 @@ def test_a_short_game_against_gnu_go():
     assert all(0 <= parse_vertex(m, 9) <= 81 for m in game.to_json()["moves"])
 
 
+@pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed (apt-get install -y gnugo)")
+def test_a_short_9x9_game_with_search_against_gnu_go_level_1():
+    search = {"playouts": 24, "leaves_per_game": 8, "go_value": "playouts", "go_value_playouts": 1}
+    with gnugo(level=1) as engine, model_player(tiny_predictor(), search) as model:
+        result, (game,) = gtp_match(model, engine, RULES, games=1, max_moves=40)
+        assert model.engine.player is not None and model.engine.player.mcts.simulations >= 24
+    assert result.games == 1 and game.reason in ("max_moves", "two_passes", "resign")
+    assert all(0 <= parse_vertex(m, 9) <= 81 for m in game.to_json()["moves"])
+
+
+def test_our_pure_mcts_plays_as_a_gtp_side():
+    from stonelab.arena.gtp_match import pure_mcts_side
+
+    with pure_mcts_side(RULES, {"playouts": 40, "go_value_playouts": 1}, "pure_mcts_40") as pure, \
+            model_player(tiny_predictor()) as model:
+        result, (game,) = gtp_match(model, pure, RULES, games=1, max_moves=16)
+    assert result.games == 1 and len(game.moves) == 16 and game.white == "pure_mcts_40"
+
+
 # -- task=gtp_match
 
 @pytest.fixture

@@ -181,3 +181,18 @@ def test_cleanup_captures_dead_stones_before_passing():
     settled = RULES.new_state()
     settled.setup(black, white)
     assert cleanup_move(settled, np.ones(82)) == 81  # nothing neutral left: pass
+
+
+def test_a_belief_vit_searches_with_its_value_and_reports_its_ownership(one_thread):
+    from stonelab.models.nets.belief_vit import BeliefViT
+    from stonelab.protocols.gtp_search import search_gtp_engine
+
+    torch.manual_seed(0)
+    vit = MovePredictor(BeliefViT(4, 9, embed_dim=16, heads=2, layers=1, ff_dim=32, belief_hidden=16),
+                        RULES, "simple4")
+    eng = search_gtp_engine(vit, {"playouts": 16, "leaves_per_game": 4})
+    assert eng.player.evaluator.value == "net"  # auto: the model has a value output
+    out = run_lines(eng, ["kata-analyze b interval 5 ownership true", "name"], pause_after=0, pause=0.2)
+    line = out.split("\n")[1]
+    owner = [float(v) for v in line.split(" ownership ")[1].split()]
+    assert len(owner) == 81 and all(-1 <= v <= 1 for v in owner) and len(set(owner)) > 1
