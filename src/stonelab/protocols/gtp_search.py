@@ -141,6 +141,10 @@ class SearchGTPEngine(GTPEngine):
             **{name: self._streamed(name) for name in (*ANALYZE_COMMANDS, *GENMOVE_ANALYZE_COMMANDS)},
         })
 
+    def clear_board(self) -> str:
+        self.low_winrate_moves = 0  # a new game: the resign count starts over
+        return super().clear_board()
+
     # -- moves
     def _legal_priors(self, state: GoState) -> np.ndarray:
         probs = np.asarray(self.priors(state), dtype=np.float64)
