@@ -87,6 +87,24 @@ def test_evaluation_stream_reads_every_position_once(games_dir, tmp_path):
     assert targets.tolist() == [int(m) for game in moves for m in game]
 
 
+def test_move_number_counts_the_moves_before_each_position(games_dir, tmp_path):
+    dm = module(games_dir, tmp_path, encoder="simple4")
+    dm.setup()
+    ds = dm.dataset("val")
+    numbers = torch.cat([b["move_number"] for b in ds]).tolist()
+    lengths = [len(dm.cache.game(int(g))[2]) for g in dm.splits["val"]]
+    assert numbers == [i for length in lengths for i in range(length)]
+    # A symmetry turns the board, not the game's clock.
+    batch = next(iter(ds))
+    k = len(batch["target"])
+    ds.augment = True
+    out = ds._finish(batch["planes"].numpy().copy(), batch["target"].numpy().copy(), batch["value"].numpy().copy(),
+                     batch["to_play"].numpy().copy(), k, np.random.default_rng(0),
+                     move_numbers=batch["move_number"].numpy().copy())
+    assert torch.equal(out["move_number"], batch["move_number"])
+    assert not torch.equal(out["planes"], batch["planes"])
+
+
 def test_workers_split_the_games_and_yield_equal_counts(games_dir, tmp_path):
     dm = module(games_dir, tmp_path, encoder="simple4", num_workers=2)
     dm.setup()

@@ -1,4 +1,5 @@
-"""model=maddison_cnn: the net's shapes and symmetries, its heads, training, checkpoints."""
+"""model=maddison_cnn: the net's shapes and symmetries, its heads (the optional value head
+too), training, checkpoints."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import sys
 import pytest
 import torch
 
+from stonelab.errors import ConfigError
+from stonelab.games.go import GoRules
 from stonelab.games.symmetry import transform_planes
 from stonelab.models.nets.maddison import MaddisonNet
 
@@ -79,6 +82,8 @@ def test_fast_dev_run_and_result(tmp_path, compose_go):
     result = train(cfg)
     assert result["parameters"] > 0
     assert "train/loss" in result["metrics"]
+    # The published net has no value: no value numbers anywhere.
+    assert "value" not in result and not any("value" in k for k in result["metrics"])
 
 
 def test_train_validate_test_and_predict(tmp_path, compose_go, compose_config):
@@ -141,3 +146,123 @@ def test_model_with_selfplay_data_is_refused(tmp_path, repo_root):
                            "data=selfplay",
                            f"paths.output_dir={tmp_path}"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and "use data=kgs" in proc.stderr
+
+
+# -- the value head (model.net.value_head=true; not in the paper)
+
+
+def test_value_head_adds_a_value_and_leaves_the_trunk_and_policy_alone():
+    x, to_play = torch.rand(3, 36, 9, 9), torch.tensor([1, -1, 1])
+    torch.manual_seed(0)
+    plain = MaddisonNet(36, 9, depth=3, filters=8)
+    torch.manual_seed(0)
+    with_value = MaddisonNet(36, 9, depth=3, filters=8, value_head=True)
+    out = with_value(x, to_play)
+    assert plain(x, to_play).value_logit is None
+    assert out.value_logit.shape == (3,) and ((out.value > -1) & (out.value < 1)).all()
+    # Same seed, same trunk: the head is extra parameters, nothing else.
+    assert torch.equal(plain(x, to_play).policy_logits, out.policy_logits)
+    extra = sum(p.numel() for p in with_value.parameters()) - sum(p.numel() for p in plain.parameters())
+    assert extra == (8 * 8 + 8) + (9 * 64 + 64) + (64 + 1)  # 1x1 conv, MLP 9 -> 64 -> 1
+    # Komi makes colour matter: the side to move is an input of the value.
+    same_planes = with_value(x[:1].expand(2, -1, -1, -1), torch.tensor([1, -1])).value_logit
+    assert same_planes[0] != same_planes[1]
+
+
+def test_value_of_a_symmetric_net_is_the_same_under_the_8_symmetries():
+    torch.manual_seed(2)
+    net = MaddisonNet(5, 9, depth=3, filters=6, symmetric=True, value_head=True)
+    x = torch.rand(1, 5, 9, 9)
+    values = [net(torch.from_numpy(transform_planes(x.numpy(), sym).copy()), torch.tensor([1])).value_logit
+              for sym in range(8)]
+    assert all(torch.allclose(v, values[0], atol=1e-5) for v in values)
+
+
+def test_value_head_learns_the_results_of_a_tiny_batch():
+    from stonelab.models.move_prediction import MovePredictionModule
+    from stonelab.models.value import value_loss
+
+    torch.manual_seed(0)
+    module = MovePredictionModule(MaddisonNet(36, 9, depth=3, filters=16, value_head=True), GoRules(9),
+                                  optimizer="adamw", lr=3e-3)
+    planes = (torch.rand(8, 36, 9, 9) > 0.5).to(torch.uint8)
+    to_play, result = torch.tensor([1, -1] * 4), torch.tensor([1.0, -1.0, -1.0, 1.0, 1.0, 1.0, -1.0, -1.0])
+    opt = module.configure_optimizers()
+    for _ in range(150):
+        opt.zero_grad()
+        value_loss(module(planes, to_play).value_logit, result).backward()
+        opt.step()
+    assert torch.equal(torch.sign(module(planes, to_play).value), result)
+
+
+def test_negative_value_weight_is_refused():
+    from stonelab.models.move_prediction import MovePredictionModule
+
+    with pytest.raises(ConfigError, match=r"model.value_weight=-0.5 must be >= 0"):
+        MovePredictionModule(MaddisonNet(36, 9, depth=2, filters=4, value_head=True), GoRules(9), value_weight=-0.5)
+    with pytest.raises(ConfigError, match=r"model.net.value_head='yes' must be true or false"):
+        MaddisonNet(36, 9, depth=2, filters=4, value_head="yes")
+
+
+def test_search_uses_the_value_head_of_a_checkpoint(tmp_path, save_checkpoint, tiny_maddison_checkpoint):
+    from stonelab.games.go_search import GoSearch
+    from stonelab.models.go_evaluator import GoNetEvaluator
+    from stonelab.models.inference import MovePredictor
+    from stonelab.models.move_prediction import MovePredictionModule
+
+    rules = GoRules(9)
+    torch.manual_seed(0)
+    module = MovePredictionModule(MaddisonNet(36, 9, depth=3, filters=8, value_head=True), rules)
+    predictor = MovePredictor.from_checkpoint(str(save_checkpoint(module, tmp_path / "value.ckpt")))
+    search = GoSearch(rules)
+    evaluator = GoNetEvaluator(predictor, search)
+    assert evaluator.value == "net"
+    positions = search.new_positions(1)
+    _, values = evaluator.evaluate_positions(positions, 1)
+    state = rules.new_state()
+    assert values[0] == pytest.approx(float(predictor.outputs([state]).value[0]), abs=1e-6) and values[0] != 0
+    without = MovePredictor.from_checkpoint(str(tiny_maddison_checkpoint(tmp_path / "plain.ckpt")))
+    assert GoNetEvaluator(without, search).value == "playouts"
+
+
+def test_checkpoint_from_before_the_value_head_loads_unchanged(tmp_path, tiny_maddison_checkpoint):
+    from stonelab.models.inference import MovePredictor
+
+    path = tiny_maddison_checkpoint(tmp_path / "now.ckpt")
+    ckpt = torch.load(path, weights_only=True)
+    for key in ("value_head", "value_channels", "value_hidden"):  # what an older checkpoint lacks
+        del ckpt["stonelab"]["net_config"][key]
+    torch.save(ckpt, tmp_path / "old.ckpt")
+    old = MovePredictor.from_checkpoint(str(tmp_path / "old.ckpt"))
+    now = MovePredictor.from_checkpoint(str(path))
+    state = GoRules(9).new_state()
+    assert old.outputs([state]).value_logit is None
+    assert torch.equal(old.outputs([state]).policy_logits, now.outputs([state]).policy_logits)
+
+
+def test_run_reports_value_accuracy_by_game_phase(tmp_path, compose_go):
+    from stonelab.models.inference import MovePredictor
+    from stonelab.pipeline import train
+
+    cfg = compose_go("maddison_cnn", ["model.net.depth=3", "model.net.filters=8", "model.net.value_head=true",
+                                      "logger=none"], tmp_path)
+    result = train(cfg)
+    for split in ("val", "test"):
+        table = result["value"][split]
+        phases = [name for name in ("moves_0_50", "moves_50_150", "moves_150_up") if name in table]
+        assert phases and sum(table[name]["positions"] for name in phases) == table["all"]["positions"]
+        for row in table.values():
+            assert 0.0 <= row["acc"] <= 1.0 and 0.0 <= row["brier"] <= 1.0
+        assert result["metrics"][f"{split}/value_acc"] == pytest.approx(table["all"]["acc"])
+        assert f"{split}/value_loss" in result["metrics"]
+    assert "train/value_loss" in result["metrics"]
+    last = MovePredictor.from_checkpoint(str(tmp_path / "out" / "checkpoints" / "last.ckpt"))
+    assert last.outputs([GoRules(19).new_state()]).value_logit.shape == (1,)
+
+
+def test_negative_value_weight_is_one_line_from_the_command_line(tmp_path, repo_root):
+    proc = subprocess.run([sys.executable, str(repo_root / "src" / "train.py"), "model=maddison_cnn",
+                           "model.value_weight=-1", f"paths.output_dir={tmp_path}"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "model.value_weight=-1 must be >= 0" in proc.stderr
+    assert "Traceback" not in proc.stderr

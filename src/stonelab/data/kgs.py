@@ -326,11 +326,13 @@ class GamePositions(IterableDataset):
     unknown), to_play int64 [B] (+1 black, -1 white) and ownership float32
     [B, n, n]: the cache's APPROXIMATE end-of-game owner of each point from the side
     to move's view (+1 own, -1 opponent's, 0 unclear), turned by the same symmetry
-    as the planes. With ``history=H > 0`` a batch also holds history uint8
-    [B, H, C, n, n]: the planes of the H positions before each one in its game, oldest
-    first, all-zero before the game's start, turned by the same symmetry (for a model
-    with a memory over past positions; the shuffle buffer then holds H + 1 positions
-    per item).
+    as the planes, and move_number int64 [B]: the moves played in the game before
+    the position (0: the first move; passes count, handicap setup stones do not), so
+    metrics can be split by game phase. With ``history=H > 0`` a batch also holds
+    history uint8 [B, H, C, n, n]: the planes of the H positions before each one in
+    its game, oldest first, all-zero before the game's start, turned by the same
+    symmetry (for a model with a memory over past positions; the shuffle buffer then
+    holds H + 1 positions per item).
     """
 
     def __init__(self, cache: GameCache, game_ids: np.ndarray, encoder: str, *, shuffle: bool,
@@ -384,7 +386,7 @@ class GamePositions(IterableDataset):
             padded = np.concatenate([np.zeros((h, c, n, n), dtype=np.uint8), planes]) if h else None
             for i in range(end):
                 past = padded[i:i + h] if h else None  # positions i-h .. i-1 (zeros before the start)
-                yield planes[i], int(targets[i]), values[i], to_play[i], ownership, past
+                yield planes[i], int(targets[i]), values[i], to_play[i], ownership, past, i
 
     def __iter__(self):
         reader, readers = _shard_info()
@@ -409,24 +411,29 @@ class GamePositions(IterableDataset):
         to_play = np.empty(size, dtype=np.int64)
         ownership = np.empty((size, n * n), dtype=np.int8)
         history = np.empty((size, self.history, c, n, n), dtype=np.uint8) if self.history else None
+        move_numbers = np.empty(size, dtype=np.int64)
         k = 0
-        for i, (p, t, v, colour, o, past) in enumerate(stream):
+        for i, (p, t, v, colour, o, past, move) in enumerate(stream):
             if i >= count:
                 break
-            planes[k], targets[k], values[k], to_play[k] = p, t, v, colour
+            planes[k], targets[k], values[k], to_play[k], move_numbers[k] = p, t, v, colour, move
             ownership[k] = o if colour == 1 else -o  # the side to move's view
             if history is not None:
                 history[k] = past
             k += 1
             if k == size:
-                yield self._finish(planes, targets, values, to_play, k, rng, ownership, history)
+                yield self._finish(planes, targets, values, to_play, k, rng, ownership, history,
+                                   move_numbers=move_numbers)
                 k = 0
         if k:
-            yield self._finish(planes, targets, values, to_play, k, rng, ownership, history)
+            yield self._finish(planes, targets, values, to_play, k, rng, ownership, history,
+                               move_numbers=move_numbers)
 
     def _finish(self, planes, targets, values, to_play, k: int, rng: np.random.Generator,
-                ownership: np.ndarray | None = None, history: np.ndarray | None = None) -> dict:
-        """The batch of the first ``k`` rows; ``ownership`` int8 [>= k, n*n] (side to move's view)."""
+                ownership: np.ndarray | None = None, history: np.ndarray | None = None, *,
+                move_numbers: np.ndarray | None = None) -> dict:
+        """The batch of the first ``k`` rows; ``ownership`` int8 [>= k, n*n] (side to move's view),
+        ``move_numbers`` int64 [>= k] (a symmetry leaves them as they are)."""
         n = self.cache.board_size
         planes, targets = planes[:k].copy(), targets[:k].copy()
         own = ownership[:k].copy() if ownership is not None else None
@@ -451,6 +458,8 @@ class GamePositions(IterableDataset):
             batch["ownership"] = torch.from_numpy(own.reshape(k, n, n).astype(np.float32))
         if past is not None:
             batch["history"] = torch.from_numpy(past)
+        if move_numbers is not None:
+            batch["move_number"] = torch.from_numpy(move_numbers[:k].copy())
         return batch
 
 

@@ -27,7 +27,8 @@ threshold, or with ``gate.enabled=false``, the move is the policy's top move.
 
 Metrics (val/test, torchmetrics, micro where move-prediction papers use micro): top1,
 top5, top10 (Acc@k, micro), f1_macro, belief_error = mean |sigmoid(c) - correct|,
-ece / brier of the confidence, ece_softmax of the max-softmax baseline, value_acc,
+ece / brier of the confidence, ece_softmax of the max-softmax baseline, value_acc and
+value_brier (overall and ``_moves_0_50`` etc. by game phase, `stonelab.models.value`),
 ownership_acc, gate_rate, gate_top1 (accuracy of the gated moves), and the
 risk-coverage AURC when positions are ranked by confidence (aurc), by the max softmax
 (aurc_softmax), and of the gated moves ranked by confidence (aurc_gated).
@@ -53,6 +54,7 @@ from stonelab.models.gate import DEFAULT_GATE, gate_output
 from stonelab.models.identity import CHECKPOINT_KEY, check_identity, net_target
 from stonelab.models.move_prediction import accuracy_metrics, check_net_input
 from stonelab.models.outputs import GoModelOutput
+from stonelab.models.value import ValueMetrics, value_log_values, value_loss
 
 DEFAULT_LOSS_WEIGHTS = {"confidence": 1.0, "value": 1.0, "ownership": 1.0}
 
@@ -114,8 +116,9 @@ class BeliefViTModule(L.LightningModule):
             "ece": BinaryCalibrationError(n_bins=bins, norm="l1"),
             "ece_softmax": BinaryCalibrationError(n_bins=bins, norm="l1"),
             **{name: MeanMetric() for name in ("loss", "policy_loss", "confidence_loss", "value_loss",
-                                               "ownership_loss", "belief_error", "brier", "value_acc",
+                                               "ownership_loss", "belief_error", "brier",
                                                "ownership_acc", "gate_rate", "gate_top1")},
+            "value": ValueMetrics(),
             **{name: CatMetric() for name in ("cat_confidence", "cat_softmax", "cat_correct", "cat_gated_correct")},
         })
 
@@ -158,7 +161,7 @@ class BeliefViTModule(L.LightningModule):
                 "belief": out.belief_map, "value": out.value}
 
     def _losses(self, batch: dict) -> tuple[dict, GoModelOutput, dict]:
-        """(losses, net outputs, extras: correct, known, decided, own) of one batch."""
+        """(losses, net outputs, extras: correct, decided, own) of one batch."""
         memory = getattr(self.net, "memory", 0)
         if memory and batch.get("history") is None:
             raise ConfigError(f"model.net.memory={memory} reads past positions, but the batches have none: "
@@ -169,11 +172,8 @@ class BeliefViTModule(L.LightningModule):
             correct = (logits.detach().argmax(dim=1) == target).float()
         losses = {"policy_loss": F.cross_entropy(logits, target),
                   "confidence_loss": F.binary_cross_entropy_with_logits(out.confidence_logit, correct)}
-        value_logit, ownership_logits = out.value_logit, out.ownership_logits
-        value = batch["value"].to(value_logit.dtype)
-        known = value != 0
-        losses["value_loss"] = (F.binary_cross_entropy_with_logits(value_logit[known], (value[known] + 1) / 2)
-                                if known.any() else value_logit.sum() * 0.0)
+        ownership_logits = out.ownership_logits
+        losses["value_loss"] = value_loss(out.value_logit, batch["value"])
         own = batch.get("ownership")
         decided = None
         if own is not None:
@@ -187,7 +187,7 @@ class BeliefViTModule(L.LightningModule):
         losses["loss"] = (losses["policy_loss"] + self.loss_weights["confidence"] * losses["confidence_loss"]
                           + self.loss_weights["value"] * losses["value_loss"]
                           + self.loss_weights["ownership"] * losses["ownership_loss"])
-        extras = {"correct": correct, "known": known, "decided": decided, "own": own}
+        extras = {"correct": correct, "decided": decided, "own": own}
         return losses, out, extras
 
     def training_step(self, batch: dict, batch_idx: int) -> torch.Tensor:
@@ -226,9 +226,7 @@ class BeliefViTModule(L.LightningModule):
         m["ece_softmax"].update(msp, correct.long())
         m["belief_error"].update((conf - correct).abs())
         m["brier"].update((conf - correct) ** 2)
-        known = extras["known"]
-        if known.any():
-            m["value_acc"].update((torch.sign(out.value[known]) == batch["value"][known].sign()).float())
+        m["value"].update(out.value_logit, batch["value"], batch.get("move_number"))
         if extras["decided"] is not None and extras["decided"].any():
             d = extras["decided"]
             own_pred = torch.sign(out.ownership_logits[d])
@@ -260,10 +258,10 @@ class BeliefViTModule(L.LightningModule):
             return {}, {}
         values = {f"{split}/{k}": v for k, v in m["acc"].compute().items()}
         for name in ("f1_macro", "ece", "ece_softmax", "loss", "policy_loss", "confidence_loss", "value_loss",
-                     "ownership_loss", "belief_error", "brier", "value_acc", "ownership_acc", "gate_rate",
-                     "gate_top1"):
+                     "ownership_loss", "belief_error", "brier", "ownership_acc", "gate_rate", "gate_top1"):
             if m[name].update_called:
                 values[f"{split}/{name}"] = m[name].compute()
+        values.update({k: torch.tensor(v) for k, v in value_log_values(m["value"].compute(), split).items()})
         arrays = {k: m[f"cat_{k}"].compute().float().cpu().numpy().reshape(-1)
                   for k in ("confidence", "softmax", "correct", "gated_correct")}
         values[f"{split}/aurc"] = torch.tensor(figures.aurc(arrays["correct"], arrays["confidence"]))

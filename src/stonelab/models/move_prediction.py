@@ -4,6 +4,13 @@ The net maps (planes, side to move) to logits over the board points; the loss
 is cross-entropy with the expert's move. Pass targets are left out of loss and
 metrics when the net has no pass output (the paper's 361-way softmax).
 Accuracy is top-1/5/10 with micro averaging, as move-prediction papers report.
+
+A net with a value output (``model.net.value_head=true``) also learns the game's
+result for the side to move (`stonelab.models.value`):
+``loss = policy + value_weight * value``. ``val/loss`` and ``test/loss`` stay the
+policy's cross-entropy, comparable with runs without a value head; ``value_loss``,
+``value_acc`` and ``value_brier`` (overall and by game phase) are logged beside them
+and written to result.json (`result_fields`).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from stonelab.errors import ConfigError, check
 from stonelab.features import ENCODERS
 from stonelab.models.identity import CHECKPOINT_KEY, check_identity, net_target
 from stonelab.models.outputs import GoModelOutput
+from stonelab.models.value import ValueMetrics, value_log_values, value_loss
 
 TOP_K = (1, 5, 10)
 
@@ -44,14 +52,15 @@ def check_net_input(net: nn.Module, encoder: str, game=None) -> None:
 
 class MovePredictionModule(L.LightningModule):
     """``net(planes float [B, C, n, n], to_play [B]) -> GoModelOutput`` whose policy_logits
-    [B, n*n (+1 with pass)] are trained; any other head of the net is left alone."""
+    [B, n*n (+1 with pass)] and value_logit [B] (when not None) are trained."""
 
     MODEL_NAME = "maddison_cnn"
     DATA = "kgs"  # learns from expert games (the data config it needs)
 
     def __init__(self, net: nn.Module, game, *, encoder: str = "maddison", batch_size: int = 128,
                  optimizer: str = "sgd", lr: float = 0.128, momentum: float = 0.0,
-                 weight_decay: float = 0.0, lr_halving_every_epochs: int | None = None):
+                 weight_decay: float = 0.0, lr_halving_every_epochs: int | None = None,
+                 value_weight: float = 1.0):
         super().__init__()
         check([
             (lambda: optimizer in ("sgd", "adamw"), f"model.optimizer={optimizer!r}: choose sgd or adamw"),
@@ -60,19 +69,25 @@ class MovePredictionModule(L.LightningModule):
             (lambda: weight_decay >= 0, f"model.weight_decay={weight_decay!r} must be >= 0"),
             (lambda: lr_halving_every_epochs is None or lr_halving_every_epochs >= 1,
              f"model.lr_halving_every_epochs={lr_halving_every_epochs!r} must be >= 1 or null"),
+            (lambda: value_weight >= 0,
+             f"model.value_weight={value_weight!r} must be >= 0 (the weight of the value loss)"),
         ])
         check_net_input(net, encoder)
         self.save_hyperparameters(ignore=["net", "game"])
         self.net = net
         self.game = game
         self.encoder = encoder
+        self.value_weight = float(value_weight)
         self.num_points = game.n * game.n
         self.num_classes = self.num_points  # no pass output
         ignore = self.num_points  # pass targets: not predicted by a 361-way softmax
         # Keyed "<split>_top": ModuleDict keys may not shadow nn.Module attributes such as train.
         self.metrics = nn.ModuleDict({
             f"{split}_top": accuracy_metrics(self.num_classes, ignore) for split in ("train", "val", "test")})
-        self.losses = nn.ModuleDict({f"{split}_loss": MeanMetric() for split in ("val", "test")})
+        self.losses = nn.ModuleDict({f"{split}_{name}": MeanMetric() for split in ("val", "test")
+                                     for name in ("loss", "value_loss")})
+        self.value_metrics = nn.ModuleDict({split: ValueMetrics() for split in ("val", "test")})
+        self.value_results: dict[str, dict] = {}  # split -> ValueMetrics table, for result.json
 
     # -- identity, so a checkpoint of another model or board is refused by name
     def identity(self) -> dict:
@@ -89,34 +104,75 @@ class MovePredictionModule(L.LightningModule):
     def forward(self, planes: torch.Tensor, to_play: torch.Tensor) -> GoModelOutput:
         return self.net(planes.float(), to_play)
 
-    def _step(self, batch: dict, split: str) -> torch.Tensor:
-        logits = self(batch["planes"], batch["to_play"]).policy_logits
-        target = batch["target"]
+    def _policy_loss(self, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """Cross-entropy with the expert's moves, passes left out when the net cannot play one."""
         valid = target < self.num_classes
         # A batch of passes only has no move to learn: a zero loss keeps the graph whole.
-        loss = F.cross_entropy(logits[valid], target[valid]) if valid.any() else logits.sum() * 0.0
-        metrics = self.metrics[f"{split}_top"]
-        if split == "train":
-            batch_values = metrics(logits.detach(), target)  # this batch's accuracies
-            self.log("train/loss", loss, prog_bar=True)
-            self.log_dict({f"train/{k}": v for k, v in batch_values.items()})
-        else:
-            metrics.update(logits.detach(), target)
-            mean_loss = self.losses[f"{split}_loss"]
-            mean_loss.update(loss.detach(), weight=int(valid.sum()))
-            self.log(f"{split}/loss", mean_loss, on_epoch=True, prog_bar=split == "val")
-            self.log_dict({f"{split}/{k}": v for k, v in metrics.items()}, on_epoch=True,
-                          prog_bar=split == "val")
-        return loss
+        return F.cross_entropy(logits[valid], target[valid]) if valid.any() else logits.sum() * 0.0
 
     def training_step(self, batch: dict, batch_idx: int) -> torch.Tensor:
-        return self._step(batch, "train")
+        out = self(batch["planes"], batch["to_play"])
+        logits, target = out.policy_logits, batch["target"]
+        loss = policy_loss = self._policy_loss(logits, target)
+        if out.value_logit is not None:
+            v_loss = value_loss(out.value_logit, batch["value"])
+            loss = policy_loss + self.value_weight * v_loss
+            self.log_dict({"train/policy_loss": policy_loss.detach(), "train/value_loss": v_loss.detach()})
+        batch_values = self.metrics["train_top"](logits.detach(), target)  # this batch's accuracies
+        self.log("train/loss", loss, prog_bar=True)
+        self.log_dict({f"train/{k}": v for k, v in batch_values.items()})
+        return loss
+
+    def _eval_step(self, batch: dict, split: str) -> None:
+        out = self(batch["planes"], batch["to_play"])
+        logits, target = out.policy_logits.detach(), batch["target"]
+        metrics = self.metrics[f"{split}_top"]
+        metrics.update(logits, target)
+        mean_loss = self.losses[f"{split}_loss"]
+        mean_loss.update(self._policy_loss(logits, target), weight=int((target < self.num_classes).sum()))
+        self.log(f"{split}/loss", mean_loss, on_epoch=True, prog_bar=split == "val")
+        self.log_dict({f"{split}/{k}": v for k, v in metrics.items()}, on_epoch=True,
+                      prog_bar=split == "val")
+        if out.value_logit is not None:
+            self._update_value_metrics(out.value_logit.detach(), batch, split)
 
     def validation_step(self, batch: dict, batch_idx: int) -> None:
-        self._step(batch, "val")
+        self._eval_step(batch, "val")
 
     def test_step(self, batch: dict, batch_idx: int) -> None:
-        self._step(batch, "test")
+        self._eval_step(batch, "test")
+
+    def on_validation_epoch_end(self) -> None:
+        self._log_value_metrics("val")
+
+    def on_test_epoch_end(self) -> None:
+        self._log_value_metrics("test")
+
+    # -- the value output (a net built with value_head=true)
+    def _update_value_metrics(self, value_logit: torch.Tensor, batch: dict, split: str) -> None:
+        known = int((batch["value"] != 0).sum())
+        if known:
+            mean_value_loss = self.losses[f"{split}_value_loss"]
+            mean_value_loss.update(value_loss(value_logit, batch["value"]), weight=known)
+            self.log(f"{split}/value_loss", mean_value_loss, on_epoch=True)
+        self.value_metrics[split].update(value_logit, batch["value"], batch.get("move_number"))
+
+    def _log_value_metrics(self, split: str) -> None:
+        """Log the epoch's value accuracy and Brier score; keep them for result.json."""
+        metric = self.value_metrics[split]
+        if not metric.update_called:
+            return
+        table = metric.compute()
+        metric.reset()
+        self.log_dict(value_log_values(table, split))
+        if not self.trainer.sanity_checking:
+            self.value_results[split] = table
+
+    def result_fields(self, trainer) -> dict:
+        """This model's part of result.json: the value's accuracy and Brier score, overall and
+        by game phase, with position counts ("val": the last validation epoch, "test": the
+        checkpoint tested); nothing for a net without a value output."""
+        return {"value": dict(self.value_results)} if self.value_results else {}
 
     def configure_optimizers(self):
         hp = self.hparams

@@ -10,6 +10,10 @@ Weight symmetry (``symmetric=True``): every kernel and bias map is averaged
 over the 8 rotations and reflections before use, so the net's output turns
 with the board (the paper's tied filters). The rank conditioning of the paper
 lives in the input: the maddison encoder's 9 rank planes.
+
+Value head (``value_head=True``, not in the paper; off by default so the published
+net and its checkpoints stay as they are): `ValueHead` reads the trunk's last hidden
+layer and gives one logit of "the side to move wins" (`GoModelOutput.value_logit`).
 """
 
 from __future__ import annotations
@@ -29,12 +33,37 @@ def symmetrize(x: torch.Tensor) -> torch.Tensor:
     return torch.stack(views).mean(0)
 
 
+class ValueHead(nn.Module):
+    """hidden [B, F, n, n] (the trunk's last hidden layer), to_play [B] -> value logit [B].
+
+    A 1x1 convolution to ``channels`` per-point features, their average over the board,
+    then an MLP with one hidden layer to one logit. Why an average: a game's result is
+    roughly a count over the board (whose points are whose), and an average of per-point
+    features is such a count; it keeps the head small on any board size (no n*n-wide
+    layer), and since a 1x1 kernel and a board average ignore orientation, a symmetric
+    trunk gives a value that is the same under the 8 symmetries. The side to move
+    enters the MLP because the planes are from the mover's view with no colour in them,
+    while komi makes the same shape a win for white and a loss for black.
+    """
+
+    def __init__(self, filters: int, channels: int, hidden: int):
+        super().__init__()
+        self.conv = nn.Conv2d(filters, channels, kernel_size=1)
+        self.mlp = nn.Sequential(nn.Linear(channels + 1, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+
+    def forward(self, hidden: torch.Tensor, to_play: torch.Tensor) -> torch.Tensor:
+        pooled = F.relu(self.conv(hidden)).mean(dim=(2, 3))
+        colour = to_play.to(pooled.dtype).unsqueeze(1)
+        return self.mlp(torch.cat([pooled, colour], dim=1)).squeeze(1)
+
+
 class MaddisonNet(nn.Module):
     """planes [B, C, n, n] float, to_play [B] (+1 black, -1 white) -> `GoModelOutput` with
-    policy_logits [B, n*n] only (no pass output, no value, no belief)."""
+    policy_logits [B, n*n] (no pass output), and value_logit [B] with ``value_head=True``."""
 
     def __init__(self, in_planes: int = 36, board_size: int = 19, *, depth: int = 12,
-                 filters: int = 128, symmetric: bool = False, init_range: float = 0.05):
+                 filters: int = 128, symmetric: bool = False, init_range: float = 0.05,
+                 value_head: bool = False, value_channels: int = 8, value_hidden: int = 64):
         super().__init__()
         check([
             (lambda: isinstance(depth, int) and depth >= 2,
@@ -42,9 +71,15 @@ class MaddisonNet(nn.Module):
             (lambda: isinstance(filters, int) and filters >= 1,
              f"model.net.filters={filters!r} must be an int >= 1 (the paper: 64..192)"),
             (lambda: init_range > 0, f"model.net.init_range={init_range!r} must be > 0"),
+            (lambda: isinstance(value_head, bool), f"model.net.value_head={value_head!r} must be true or false"),
+            (lambda: isinstance(value_channels, int) and value_channels >= 1,
+             f"model.net.value_channels={value_channels!r} must be an int >= 1"),
+            (lambda: isinstance(value_hidden, int) and value_hidden >= 1,
+             f"model.net.value_hidden={value_hidden!r} must be an int >= 1"),
         ])
         self.config = dict(in_planes=in_planes, board_size=board_size, depth=depth, filters=filters,
-                           symmetric=symmetric, init_range=init_range)
+                           symmetric=symmetric, init_range=init_range, value_head=value_head,
+                           value_channels=value_channels, value_hidden=value_hidden)
         self.board_size = board_size
         self.symmetric = symmetric
         widths = [in_planes] + [filters] * (depth - 1) + [2]
@@ -56,17 +91,22 @@ class MaddisonNet(nn.Module):
             self.biases.append(nn.Parameter(torch.zeros(widths[i + 1], board_size, board_size)))
         for w in self.kernels:  # the paper's uniform init in +-0.05
             nn.init.uniform_(w, -init_range, init_range)
+        # Built after the trunk, so the trunk's initial weights do not depend on value_head.
+        self.value_head = ValueHead(filters, value_channels, value_hidden) if value_head else None
 
     def _param(self, p: torch.Tensor) -> torch.Tensor:
         return symmetrize(p) if self.symmetric else p
 
+    def _layer(self, i: int, x: torch.Tensor) -> torch.Tensor:
+        w = self._param(self.kernels[i])
+        return F.conv2d(x, w, padding=w.shape[-1] // 2) + self._param(self.biases[i])
+
     def forward(self, planes: torch.Tensor, to_play: torch.Tensor) -> GoModelOutput:
-        x = planes
-        last = len(self.kernels) - 1
-        for i, (w, b) in enumerate(zip(self.kernels, self.biases, strict=True)):
-            w = self._param(w)
-            x = F.conv2d(x, w, padding=w.shape[-1] // 2) + self._param(b)
-            if i < last:
-                x = F.relu(x)
+        hidden = planes
+        for i in range(len(self.kernels) - 1):
+            hidden = F.relu(self._layer(i, hidden))
+        moves = self._layer(len(self.kernels) - 1, hidden)  # [B, 2, n, n]
         head = (to_play < 0).long()  # channel 0: black to move, 1: white
-        return GoModelOutput(policy_logits=x.flatten(2)[torch.arange(x.shape[0], device=x.device), head])
+        policy_logits = moves.flatten(2)[torch.arange(moves.shape[0], device=moves.device), head]
+        value_logit = None if self.value_head is None else self.value_head(hidden, to_play)
+        return GoModelOutput(policy_logits=policy_logits, value_logit=value_logit)
