@@ -507,10 +507,10 @@ def suite_engine(args) -> dict:
 
     import torch
 
-    from stonelab.arena.go_players import GoSearchPlayer, pure_mcts_player
     from stonelab.games.go import GoRules
     from stonelab.games.go_search import GoSearch
     from stonelab.models.go_evaluator import GoNetEvaluator
+    from stonelab.models.go_player import GoSearchPlayer, pure_mcts_player
     from stonelab.models.inference import MovePredictor
     from stonelab.models.nets.maddison import MaddisonNet
     from stonelab.search.mcts import MCTSConfig

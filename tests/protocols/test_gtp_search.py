@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from stonelab.arena.go_players import GoSearchPlayer
 from stonelab.games.go import GoRules
 from stonelab.games.go_search import GoSearch
 from stonelab.models.go_evaluator import GoNetEvaluator
+from stonelab.models.go_player import GoSearchPlayer
 from stonelab.models.inference import MovePredictor
 from stonelab.models.nets.maddison import MaddisonNet
 from stonelab.protocols.gtp import parse_vertex

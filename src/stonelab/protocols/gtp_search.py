@@ -4,7 +4,7 @@
 
 `SearchGTPEngine` adds to `stonelab.protocols.gtp.GTPEngine`:
 
-- ``genmove`` searched by `stonelab.arena.go_players.GoSearchPlayer` (the tree is kept
+- ``genmove`` searched by `stonelab.models.go_player.GoSearchPlayer` (the tree is kept
   between moves), within ``search.playouts`` and the time the clock allows
   (``time_settings``, ``kgs-time_settings``, ``time_left``; `stonelab.protocols.gtp_clock`);
   ``resign`` once the best move's win rate has stayed below ``resign_below`` for
@@ -274,7 +274,7 @@ class SearchGTPEngine(GTPEngine):
         return line
 
     def _infos(self, colour: int):
-        from stonelab.arena.go_players import MoveInfo
+        from stonelab.models.go_player import MoveInfo
 
         if self.player is not None:
             return self.player.analysis()
@@ -410,8 +410,8 @@ def search_gtp_engine(predictor, search, *, resign: ResignRule | None = None, na
                       version: str = "") -> SearchGTPEngine:
     """A Go move predictor as a GTP engine; ``search`` (the ``search`` config or None) with
     ``playouts: 0`` or None plays the net's move without search."""
-    from stonelab.arena.go_players import go_search_player
     from stonelab.errors import ConfigError
+    from stonelab.models.go_player import go_search_player
 
     settings = dict(search or {"playouts": 0})
     playouts = settings.get("playouts", 0)
