@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import csv
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -79,3 +81,126 @@ def test_resume_with_no_overrides_continues_the_run_in_its_folder(tmp_path, run_
     steps = {int(r["step"]) for r in rows if r.get("train/loss")}
     assert steps == {0, 1, 2, 3}  # both sessions' updates in one metrics.csv
     assert not (tmp_path / "logs").exists()  # no second run folder
+
+
+# -- supervised Go runs (model=maddison_cnn data=kgs) built up in pieces from last.ckpt
+
+_TINY_CNN = ["model.net.depth=3", "model.net.filters=8", "model.optimizer=adamw", "model.lr=0.001",
+             "model.lr_halving_every_epochs=1", "trainer.max_time=00:01:00:00", "trainer.log_every_n_steps=1"]
+
+
+class _Recorder:
+    """What each fit saw: the first targets of every training batch, and the state it started from."""
+
+    def __init__(self):
+        self.batches: list[tuple[int, tuple[int, ...], float]] = []  # (global step, first targets, rate)
+        self.starts: list[dict] = []
+
+    def callback(self):
+        import lightning as L
+        from lightning.pytorch.callbacks import Timer
+
+        recorder = self
+
+        class Record(L.Callback):
+            def on_train_start(self, trainer, pl_module):
+                optimizer = trainer.optimizers[0]
+                timer = next(c for c in trainer.callbacks if isinstance(c, Timer))
+                recorder.starts.append({
+                    "step": trainer.global_step, "optimizer": copy.deepcopy(optimizer.state_dict()),  # updated in place
+                    "scheduler": trainer.lr_scheduler_configs[0].scheduler.state_dict(),
+                    "timer_s": timer.time_elapsed("train")})
+
+            def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
+                lr = trainer.optimizers[0].param_groups[0]["lr"]
+                recorder.batches.append((trainer.global_step, tuple(batch["target"][:8].tolist()), lr))
+
+        return Record()
+
+
+@pytest.fixture
+def fit_go(tmp_path, compose_go, monkeypatch):
+    """``fit_go(folder, overrides) -> result``: one tiny maddison_cnn session writing into
+    ``tmp_path/folder`` (the sample games and their cache are shared); ``fit_go.recorder``
+    holds what every session saw."""
+    from stonelab import pipeline
+
+    recorder, build = _Recorder(), pipeline.build
+
+    def recording_build(cfg):
+        *parts, trainer = build(cfg)
+        trainer.callbacks.append(recorder.callback())
+        return (*parts, trainer)
+
+    monkeypatch.setattr(pipeline, "build", recording_build)
+
+    def fit(folder: str, overrides: list[str]) -> dict:
+        cfg = compose_go("maddison_cnn", [*_TINY_CNN, *overrides, f"paths.output_dir={tmp_path / folder}"], tmp_path)
+        return pipeline.train(cfg)
+
+    fit.recorder = recorder
+    return fit
+
+
+def _checkpoint(path: Path) -> dict:
+    import torch
+
+    return torch.load(path, map_location="cpu", weights_only=True)
+
+
+def test_a_go_run_resumed_twice_trains_as_one_uninterrupted_run(tmp_path, fit_go, one_thread):
+    import torch
+
+    fit_go("straight", ["trainer.max_epochs=3"])
+    straight = list(fit_go.recorder.batches)
+    straight_weights = _checkpoint(tmp_path / "straight" / "checkpoints" / "last.ckpt")["state_dict"]
+    fit_go.recorder.batches.clear()
+
+    last = tmp_path / "pieced" / "checkpoints" / "last.ckpt"
+    fit_go("pieced", ["trainer.max_epochs=1"])
+    saved = _checkpoint(last)
+    fit_go("pieced", ["trainer.max_epochs=2", f"ckpt_path={last}"])
+    result = fit_go("pieced", ["trainer.max_epochs=3", f"ckpt_path={last}"])
+
+    # The same steps on the same batches, and so the same weights, as the run that never stopped.
+    assert [b[0] for b in fit_go.recorder.batches] == list(range(9))
+    assert fit_go.recorder.batches == straight
+    final = _checkpoint(last)
+    assert final["global_step"] == 9  # last.ckpt is the latest epoch, not the best one
+    weights = [k for k in final["state_dict"] if k.startswith("net.")]
+    assert weights and all(torch.equal(final["state_dict"][k], straight_weights[k]) for k in weights)
+
+    # The second session started from the first one's step, AdamW moments, schedule and clock.
+    second = fit_go.recorder.starts[2]  # starts: straight, pieced x3
+    assert second["step"] == saved["global_step"] == 3
+    saved_moments = saved["optimizer_states"][0]["state"]
+    assert all(torch.equal(second["optimizer"]["state"][i]["exp_avg"], saved_moments[i]["exp_avg"])
+               for i in saved_moments)
+    assert second["scheduler"] == saved["lr_schedulers"][0]
+    assert second["scheduler"]["last_epoch"] == 1  # the rate was halved once already
+    assert second["timer_s"] >= saved["callbacks"]["Timer"]["time_elapsed"]["train"] > 0
+
+    # One metrics.csv holding every session's updates once; best/last point at files of this run.
+    rows = list(csv.DictReader((tmp_path / "pieced" / "csv" / "metrics.csv").open()))
+    assert sorted(int(r["step"]) for r in rows if r.get("train/loss")) == list(range(9))
+    assert result["global_step"] == 9 and result["last_checkpoint"] == str(last)
+    best = list((tmp_path / "pieced" / "checkpoints").glob("best-*.ckpt"))
+    assert [str(b) for b in best] == [result["best_checkpoint"]]  # save_top_k=1: the earlier best is gone
+
+
+def test_a_go_run_resumed_mid_epoch_reads_a_fresh_pass_the_same_way_each_time(tmp_path, fit_go, one_thread):
+    fit_go("run", ["trainer.max_epochs=1", "trainer.max_steps=2"])  # stops inside its 3-batch epoch
+    first_batch = fit_go.recorder.batches[0][1]
+    checkpoints = tmp_path / "run" / "checkpoints"
+    assert _checkpoint(checkpoints / "last.ckpt")["global_step"] == 2
+    for folder in ("again_a", "again_b"):
+        shutil.copytree(checkpoints, tmp_path / folder / "checkpoints")
+
+    resumed = {}
+    for folder in ("again_a", "again_b"):
+        fit_go.recorder.batches.clear()
+        fit_go(folder, ["trainer.max_epochs=2", f"ckpt_path={tmp_path / folder / 'checkpoints' / 'last.ckpt'}"])
+        resumed[folder] = list(fit_go.recorder.batches)
+    assert resumed["again_a"] == resumed["again_b"]  # deterministic
+    assert resumed["again_a"][0][0] == 2  # the step goes on
+    assert resumed["again_a"][0][1] != first_batch  # not the run's first batches again
