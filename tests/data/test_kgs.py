@@ -390,6 +390,13 @@ def test_the_build_reports_its_rate_in_one_log_line(games_dir, tmp_path, capsys)
     assert json.loads((dm.cache_folder() / "summary.json").read_text())["workers"] == 2
 
 
+def test_a_killed_worker_stops_the_build_with_a_message():
+    import os
+
+    with kgs._worker_pool(2) as pool, pytest.raises(StonelabError, match="worker process died.*cache_workers=1"):
+        list(kgs._in_order(pool, os._exit, [(3,), (3,)], ahead=2))  # the worker exits mid-task
+
+
 class _Stream(io.StringIO):
     def __init__(self, tty: bool):
         super().__init__()

@@ -33,6 +33,8 @@ import time
 import urllib.parse
 import urllib.request
 from collections import Counter, deque
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -171,8 +173,8 @@ class _CacheWriter:
 
 # Work units of the parallel build. Their size changes nothing in the cache, only how
 # evenly the workers are loaded and how often progress is reported.
-FILES_PER_TASK = 64  # SGF files (or archive members) parsed and replayed per task
-GAMES_PER_TASK = 32  # games scored by ownership playouts per task (~12 ms a game per core)
+FILES_PER_TASK = 32  # SGF files (or archive members) parsed and replayed per task (~30 ms)
+GAMES_PER_TASK = 8  # games scored by ownership playouts per task (~15 ms a game per core)
 
 
 def all_cores() -> int:
@@ -220,18 +222,22 @@ def _in_order(pool, fn, tasks, ahead: int):
     """``fn(*task)`` for each task, in the tasks' order: here when ``pool`` is None, else on
     the pool with at most ``ahead`` tasks submitted and unread (bounded memory when the
     tasks are a stream of files). An exception from ``tasks`` (an unreadable archive)
-    raises here, in the parent; one from ``fn`` is re-raised by the pool."""
+    raises here, in the parent; one from ``fn`` is re-raised here by its future."""
     if pool is None:
         for task in tasks:
             yield fn(*task)
         return
     pending: deque = deque()
-    for task in tasks:
-        pending.append(pool.apply_async(fn, task))
-        if len(pending) >= ahead:
-            yield pending.popleft().get()
-    while pending:
-        yield pending.popleft().get()
+    try:
+        for task in tasks:
+            pending.append(pool.submit(fn, *task))
+            if len(pending) >= ahead:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    except BrokenProcessPool as exc:  # a worker was killed (out of memory, a signal)
+        raise StonelabError(f"a game cache worker process died ({exc}); if memory is short, "
+                            f"set data.cache_workers=1 to build in one process") from exc
 
 
 @contextlib.contextmanager
@@ -240,21 +246,25 @@ def _worker_pool(workers: int):
 
     Forked where the platform allows: workers inherit the imported modules and the
     numba kernels already loaded, and run only sgfmill and numba code (no torch, no
-    OpenMP), which is what makes forking a process with threads safe here.
+    OpenMP), which is what makes forking a process with threads safe here. A
+    ProcessPoolExecutor, not a multiprocessing.Pool: a killed worker then breaks the
+    build with an error instead of leaving it waiting forever.
     """
     if workers <= 1:
         yield None
         return
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     try:
-        pool = multiprocessing.get_context(method).Pool(workers)
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method))
     except OSError as exc:  # no semaphores (a locked-down container): say so, build anyway
         print(f"kgs cache: cannot start {workers} worker processes ({exc}); building in this process",
               file=sys.stderr)
         yield None
         return
-    with pool:
+    try:
         yield pool
+    finally:  # after an error, tasks not started yet are dropped, not run
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 class _Progress:
