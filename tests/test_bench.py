@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 from stonelab import bench
 
@@ -73,3 +74,17 @@ def test_engine_positions_are_reproducible_and_legal():
     a, b = bench.engine_positions(GoRules(9), stones=8), bench.engine_positions(GoRules(9), stones=8)
     assert [s.hash for s in a] == [s.hash for s in b]
     assert a[0].move_number == 0 and all(s.move_number == 8 for s in a[1:])
+
+
+def test_kgs_suite_times_the_cache_build_with_one_and_many_workers(capsys, repo_root, tmp_path):
+    for f in sorted((repo_root / "data" / "kgs").glob("*.sgf"))[:6]:
+        shutil.copy(f, tmp_path / f.name)
+    assert bench.main(["kgs", "--json", "--sources", str(tmp_path), "--cache-workers", "2"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["games"] == 6 and out["cache_workers"] == 2
+    assert out["cache_builds_identical"] is True
+    one, many = out["cache_build_positions_per_s_1_worker"], out["cache_build_positions_per_s_all_workers"]
+    assert one > 0 and many > 0 and out["cache_build_speedup"] == many / one
+    assert out["maddison_positions_per_s_per_core"] > 0  # beside the featurization figures
+    assert bench.main(["kgs", "--sources", str(tmp_path), "--cache-workers", "0"]) == 2
+    assert "--cache-workers 0" in capsys.readouterr().err

@@ -10,8 +10,10 @@ Suites:
            PolicyValueNet with n*n+1 outputs; smaller defaults: 64 playouts,
            8 games, 8 parallel).
   kgs      positions/s of SGF parse + replay and of each Go feature encoder
-           (one thread, features of every position of every game), and the
-           game cache's bytes per position.
+           (one thread, features of every position of every game), the game
+           cache's bytes per position, and positions/s of the whole cache build
+           (parse, replay, ownership playouts) with 1 worker and with
+           `--cache-workers` (default: all cores), checked byte-identical.
   train    maddison_cnn training samples/s in the Lightning loop and in a plain
            PyTorch loop over the same batches, and the share of time a Lightning
            run on the KGS stream waits for data.
@@ -261,16 +263,23 @@ def suite_pruning(args) -> dict:
 
 
 def suite_kgs(args) -> dict:
-    """SGF parse + replay, then each encoder over the cached games, one thread."""
+    """SGF parse + replay, the cache build with 1 and with N workers, then each encoder
+    over the cached games, one thread."""
     import tempfile
     from pathlib import Path
 
-    from stonelab.data.kgs import GameCache, build_cache
+    from stonelab.data.kgs import GameCache, all_cores
     from stonelab.data.sgf import SkipCounts, iter_files
+    from stonelab.errors import StonelabError
     from stonelab.features import ENCODERS, encode_game
+    from stonelab.games.go_ownership import game_ownership
 
+    workers = all_cores() if args.cache_workers is None else args.cache_workers
+    if workers < 1:
+        raise StonelabError(f"--cache-workers {workers}: give 1 or more processes (default: all cores)")
     sources = [Path(p) for p in args.sources]
     next(iter_files(sources, board_size=19))  # load the replay kernels before timing
+    game_ownership(19, (), (), [0], 1, playouts=1)  # and the playouts' (forked workers inherit them)
     counts, start = SkipCounts(), time.perf_counter()
     for result in iter_files(sources, board_size=19):
         counts.add(result)
@@ -278,10 +287,8 @@ def suite_kgs(args) -> dict:
     out = {"sources": [str(p) for p in sources], "games": counts.games,
            "sgf_positions_per_s": counts.moves / parse_seconds}
     with tempfile.TemporaryDirectory() as tmp:
-        summary = build_cache(sources, Path(tmp) / "cache", 19, progress=False)
-        cache = GameCache.load(Path(tmp) / "cache", 19)
-        out["positions"] = summary["positions"]
-        out["cache_bytes_per_position"] = summary["cache_bytes_per_position"]
+        folders = _timed_cache_builds(sources, Path(tmp), workers, out)
+        cache = GameCache.load(folders[0], 19)
         longest = int(cache.game_lengths().max())
         for name, encoder in ENCODERS.items():
             planes = np.zeros((longest, encoder.num_planes, 19, 19), dtype=np.uint8)
@@ -297,11 +304,34 @@ def suite_kgs(args) -> dict:
             encode_all(range(2))  # compile / load the numba cache
             start = time.perf_counter()
             encode_all()
-            out[f"{name}_positions_per_s_per_core"] = summary["positions"] / (time.perf_counter() - start)
+            out[f"{name}_positions_per_s_per_core"] = out["positions"] / (time.perf_counter() - start)
     full_kgs = 29.4e6  # seed 002's positions
     out["maddison_full_kgs_minutes_on_this_machine"] = (
         full_kgs / (out["maddison_positions_per_s_per_core"] * (os.cpu_count() or 1)) / 60)
     return out
+
+
+def _timed_cache_builds(sources, tmp, workers: int, out: dict) -> list:
+    """The game cache built with 1 worker, then with ``workers``, timed side by side, with
+    the machine's load (busy cores are what more workers cannot have); their folders."""
+    from stonelab.data.kgs import GameCache, build_cache
+
+    out["cache_workers"] = workers
+    out["load_average_1min"] = os.getloadavg()[0]
+    folders = []
+    for count, label in ((1, "1_worker"), (workers, "all_workers")):
+        folders.append(tmp / f"cache_{label}")
+        start = time.perf_counter()
+        summary = build_cache(sources, folders[-1], 19, workers=count, progress=False)
+        out[f"cache_build_positions_per_s_{label}"] = summary["positions"] / (time.perf_counter() - start)
+    out["cache_build_speedup"] = (out["cache_build_positions_per_s_all_workers"]
+                                  / out["cache_build_positions_per_s_1_worker"])
+    out["cache_builds_identical"] = all(
+        (folders[0] / f"{name}.npy").read_bytes() == (folders[1] / f"{name}.npy").read_bytes()
+        for name in GameCache.ARRAYS)
+    out["positions"] = summary["positions"]
+    out["cache_bytes_per_position"] = summary["cache_bytes_per_position"]
+    return folders
 
 
 class _StepTimes:
@@ -570,6 +600,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--depth", type=int, default=12, help="maddison_cnn layers (train)")
     parser.add_argument("--filters", type=int, default=128, help="maddison_cnn filters (train)")
     parser.add_argument("--workers", type=int, default=1, help="DataLoader workers (train)")
+    parser.add_argument("--cache-workers", type=int, default=None,
+                        help="kgs: game cache build processes timed beside 1 (default: all cores)")
     args = parser.parse_args(argv)
     from stonelab.errors import StonelabError
 

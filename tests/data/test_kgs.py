@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import re
 import shutil
 import tarfile
 from pathlib import Path
@@ -207,6 +209,8 @@ def test_bad_input_is_named(games_dir, tmp_path):
     (junk / "a.sgf").write_text("not an sgf")
     with pytest.raises(StonelabError, match="no usable 19x19 games"):
         KGSDataModule([str(junk)], cache_dir=str(tmp_path / "c2")).prepare_data()
+    with pytest.raises(ConfigError, match="data.cache_workers=0"):
+        module(games_dir, tmp_path, cache_workers=0)
 
 
 # --------------------------------------------------------------------------------------
@@ -331,3 +335,119 @@ def test_history_follows_the_belief_models_memory(tmp_path, compose_go):
     assert compose_go("maddison_cnn", [], tmp_path).data.history == 0
     with pytest.raises(ConfigError, match="data.history"):
         module(SAMPLE, tmp_path, history=-1)
+
+
+# --------------------------------------------------------------------------------------
+# Building the cache on every core
+
+
+@pytest.fixture(scope="module")
+def mixed_archive(tmp_path_factory) -> Path:
+    """A u-go.net style .tar.gz: 5 sample games beside one game of each kind a build skips."""
+    archive = tmp_path_factory.mktemp("archive") / "KGS-2099-19-10-.tar.gz"
+    members = {f.name: f.read_bytes() for f in sorted(SAMPLE.glob("*.sgf"))[-5:]}
+    members.update({
+        "broken.sgf": b"(;GM[1]SZ[19];B[pd];W[dp]",  # parse_error
+        "empty.sgf": b"  \n",  # empty_file
+        "small.sgf": b"(;GM[1]SZ[9];B[ee];W[cc])",  # board_size
+        "taken.sgf": b"(;GM[1]SZ[19];B[pd];W[pd])",  # illegal_move
+        "twice.sgf": b"(;GM[1]SZ[19];B[pd];B[dp];W[dd])",  # colours_not_alternating
+    })
+    with tarfile.open(archive, "w:gz") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(f"kgs-19-2099/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return archive
+
+
+def test_many_workers_build_the_one_process_cache_byte_for_byte(mixed_archive, tmp_path, monkeypatch):
+    from stonelab.data.kgs import GameCache
+    from stonelab.games.go_ownership import game_ownership
+
+    # Tiny work units: the games cross many tasks, and the workers finish them out of order.
+    monkeypatch.setattr(kgs, "FILES_PER_TASK", 7)
+    monkeypatch.setattr(kgs, "GAMES_PER_TASK", 5)
+    sources = [SAMPLE, mixed_archive]
+    one = kgs.build_cache(sources, tmp_path / "one", 19, workers=1, progress=False)
+    many = kgs.build_cache(sources, tmp_path / "many", 19, workers=3, progress=False)
+    for name in GameCache.ARRAYS:
+        assert (tmp_path / "one" / f"{name}.npy").read_bytes() == (tmp_path / "many" / f"{name}.npy").read_bytes(), name
+    # The skips are counted by reason, not lost in a worker.
+    assert one["games_cached"] == many["games_cached"] == 305
+    assert {k: v for k, v in many["skipped"].items() if v} == {
+        "parse_error": 1, "empty_file": 1, "board_size": 1, "illegal_move": 1, "colours_not_alternating": 1}
+    assert ({k: v for k, v in one.items() if k not in ("seconds", "workers")}
+            == {k: v for k, v in many.items() if k not in ("seconds", "workers")})
+    assert (one["workers"], many["workers"]) == (1, 3)
+    # Each game's playouts are seeded by its index in the cache, as a one-process build
+    # always did: caches built before workers existed stay valid.
+    cache = GameCache.load(tmp_path / "many", 19)
+    for g in (0, 6, 299, 304):
+        black, white, moves = cache.game(g)
+        expected = game_ownership(19, black, white, moves, int(cache.first_player[g]), seed=g)
+        np.testing.assert_array_equal(cache.ownership[g], expected, err_msg=str(g))
+
+
+def test_an_unreadable_archive_stops_the_build_with_its_name(games_dir, tmp_path):
+    bad = tmp_path / "KGS-2099-19-1-.tar.gz"
+    bad.write_bytes(b"\x1f\x8b" + b"not gzip" * 20)
+    for workers in (1, 2):
+        with pytest.raises(StonelabError, match=re.escape(f"{bad}: cannot read this archive")):
+            kgs.build_cache([games_dir, bad], tmp_path / f"cache{workers}", 19, workers=workers, progress=False)
+        assert not (tmp_path / f"cache{workers}").exists()
+
+
+def test_the_build_reports_its_rate_in_one_log_line(games_dir, tmp_path, capsys):
+    dm = module(games_dir, tmp_path, cache_workers=2)
+    dm.prepare_data()
+    err = capsys.readouterr().err
+    assert "\r" not in err and err.endswith("\n")
+    assert re.fullmatch(r"kgs cache: 24 games, [\d,]+ positions in \d+ s \([\d,]+ games/s, [\d,]+ positions/s, "
+                        r"2 workers\), [\d.]+ bytes/position; skipped none -> \S+\n", err), err
+    assert json.loads((dm.cache_folder() / "summary.json").read_text())["workers"] == 2
+
+
+def test_a_killed_worker_stops_the_build_with_a_message():
+    import os
+
+    with kgs._worker_pool(2) as pool, pytest.raises(StonelabError, match="worker process died.*cache_workers=1"):
+        list(kgs._in_order(pool, os._exit, [(3,), (3,)], ahead=2))  # the worker exits mid-task
+
+
+class _Stream(io.StringIO):
+    def __init__(self, tty: bool):
+        super().__init__()
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+def test_progress_in_a_log_file_is_a_new_line_every_ten_seconds():
+    clock = iter([0.0, 3.0, 9.9, 10.0, 12.0, 20.5]).__next__  # the start, then one time per update
+    stream = _Stream(tty=False)
+    report = kgs._Progress(stream=stream, clock=clock)
+    for step in range(5):
+        report.update(lambda step=step: f"step {step}")
+    report.finish("done")
+    assert stream.getvalue() == "step 2\nstep 4\ndone\n"
+
+
+def test_progress_on_a_terminal_rewrites_one_line():
+    clock = iter([0.0, 0.1, 0.6, 1.2]).__next__
+    stream = _Stream(tty=True)
+    report = kgs._Progress(stream=stream, clock=clock)
+    report.update(lambda: "too soon")
+    report.update(lambda: "a long first line")
+    report.update(lambda: "short")
+    report.finish("end")
+    assert stream.getvalue() == "\ra long first line" + "\rshort" + " " * 12 + "\rend  \n"
+
+
+def test_cache_workers_come_from_the_data_config(tmp_path, compose_go):
+    from hydra.utils import instantiate
+
+    assert compose_go("maddison_cnn", [], tmp_path).data.cache_workers is None  # all cores
+    cfg = compose_go("maddison_cnn", ["data.cache_workers=1"], tmp_path)
+    assert instantiate(cfg.data, game=instantiate(cfg.game), _convert_="object").cache_workers == 1

@@ -12,21 +12,29 @@ computed while streaming by replaying each game in numba (`features.encode_game`
 ~70,000 maddison positions/s per core), which is why the cache key holds the
 sources, the board size and the cache format, but not the encoder: one cache
 serves every encoder. Splits are by game with a fixed seed, never by position.
+
+The cache is built on first use by ``data.cache_workers`` processes (default: every
+core), byte-identical to a one-process build; its ownership playouts are most of the
+build's time (`build_cache`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import html.parser
 import json
 import math
+import multiprocessing
 import os
 import shutil
 import sys
 import time
 import urllib.parse
 import urllib.request
-from collections import Counter
+from collections import Counter, deque
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,14 +116,17 @@ class GameCache:
 
 
 class _CacheWriter:
-    """Accumulates GameRecords into GameCache arrays; counts what it cannot use."""
+    """Accumulates GameRecords (without ownership) into GameCache arrays; counts what it cannot use.
+
+    Picklable: a worker process fills one per chunk of files and the parent `extend`s its
+    own with them in the files' order.
+    """
 
     def __init__(self, board_size: int):
         self.n = board_size
         self.moves: list[np.ndarray] = []
         self.setups: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
         self.fields: list[tuple[int, int, int, int, float]] = []
-        self.ownership: list[np.ndarray] = []
         self.skipped: Counter = Counter()
 
     def add(self, record) -> None:
@@ -126,18 +137,24 @@ class _CacheWriter:
         if colours != expected:
             self.skipped["colours_not_alternating"] += 1
             return
-        from stonelab.games.go_ownership import game_ownership
-
-        moves = np.array([p for _, p in record.moves], dtype=np.int16)
-        # Seeded by the game's index: the same sources always give the same cache.
-        self.ownership.append(game_ownership(self.n, record.setup_black, record.setup_white, moves,
-                                             record.first_player, seed=len(self.moves)))
-        self.moves.append(moves)
+        self.moves.append(np.array([p for _, p in record.moves], dtype=np.int16))
         self.setups.append((record.setup_black, record.setup_white))
         self.fields.append((record.first_player, record.rank_black_dan, record.rank_white_dan,
                             record.winner, record.komi))
 
-    def finish(self) -> GameCache:
+    def extend(self, part: _CacheWriter) -> None:
+        """Append the games of ``part`` (the next chunk of files) after these."""
+        self.moves.extend(part.moves)
+        self.setups.extend(part.setups)
+        self.fields.extend(part.fields)
+        self.skipped.update(part.skipped)
+
+    def ownership_inputs(self, first: int, stop: int) -> list[tuple]:
+        """(setup_black, setup_white, moves, first_player) of games ``first..stop - 1``."""
+        return [(*self.setups[g], self.moves[g], self.fields[g][0]) for g in range(first, stop)]
+
+    def finish(self, ownership: np.ndarray) -> GameCache:
+        """The cache of the games added; ``ownership`` int8 [games, n*n] in the same order."""
         lengths = np.array([len(m) for m in self.moves], dtype=np.int64)
         setup = [np.array(b + w, dtype=np.int16) for b, w in self.setups]
         colour = [np.array([1] * len(b) + [-1] * len(w), dtype=np.int8) for b, w in self.setups]
@@ -151,9 +168,159 @@ class _CacheWriter:
             setup_colour=np.concatenate(colour) if colour else np.zeros(0, np.int8),
             first_player=fields[:, 0].astype(np.int8), rank_black=fields[:, 1].astype(np.int8),
             rank_white=fields[:, 2].astype(np.int8), winner=fields[:, 3].astype(np.int8),
-            komi=fields[:, 4].astype(np.float32),
-            ownership=(np.stack(self.ownership) if self.ownership
-                       else np.zeros((0, self.n * self.n), np.int8)).astype(np.int8))
+            komi=fields[:, 4].astype(np.float32), ownership=ownership.astype(np.int8))
+
+
+# Work units of the parallel build. Their size changes nothing in the cache, only how
+# evenly the workers are loaded and how often progress is reported.
+FILES_PER_TASK = 32  # SGF files (or archive members) parsed and replayed per task (~30 ms)
+GAMES_PER_TASK = 8  # games scored by ownership playouts per task (~15 ms a game per core)
+
+
+def all_cores() -> int:
+    """The cores this process may run on (its CPU affinity, not the machine's count)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _read_part(sources: list[tuple[str, bytes]], board_size: int):
+    """Worker: parse and replay one chunk of files -> (SkipCounts, _CacheWriter of its games)."""
+    from stonelab.data.sgf import SkipCounts, read_games
+
+    counts, part = SkipCounts(), _CacheWriter(board_size)
+    for name, data in sources:
+        result = read_games(data, name, board_size=board_size)
+        counts.add(result)
+        for record in result.games:
+            part.add(record)
+    return counts, part
+
+
+def _ownership_part(first: int, games: list[tuple], board_size: int) -> np.ndarray:
+    """Worker: int8 [len(games), n*n] ownership of consecutive cached games ``first, first + 1, ...``."""
+    from stonelab.games.go_ownership import game_ownership
+
+    # Seeded by the game's index in the cache: the same sources always give the same
+    # cache, whichever worker scores a game.
+    maps = [game_ownership(board_size, black, white, moves, first_player, seed=first + i)
+            for i, (black, white, moves, first_player) in enumerate(games)]
+    return np.stack(maps) if maps else np.zeros((0, board_size * board_size), np.int8)
+
+
+def _chunks(items, size: int):
+    """Lists of ``size`` consecutive items (the last one shorter), lazily."""
+    chunk = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _in_order(pool, fn, tasks, ahead: int):
+    """``fn(*task)`` for each task, in the tasks' order: here when ``pool`` is None, else on
+    the pool with at most ``ahead`` tasks submitted and unread (bounded memory when the
+    tasks are a stream of files). An exception from ``tasks`` (an unreadable archive)
+    raises here, in the parent; one from ``fn`` is re-raised here by its future."""
+    if pool is None:
+        for task in tasks:
+            yield fn(*task)
+        return
+    pending: deque = deque()
+    try:
+        for task in tasks:
+            pending.append(pool.submit(fn, *task))
+            if len(pending) >= ahead:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    except BrokenProcessPool as exc:  # a worker was killed (out of memory, a signal)
+        raise StonelabError(f"a game cache worker process died ({exc}); if memory is short, "
+                            f"set data.cache_workers=1 to build in one process") from exc
+
+
+@contextlib.contextmanager
+def _worker_pool(workers: int):
+    """A process pool of ``workers``, or None (work in this process) for one worker.
+
+    Forked where the platform allows: workers inherit the imported modules and the
+    numba kernels already loaded, and run only sgfmill and numba code (no torch, no
+    OpenMP), which is what makes forking a process with threads safe here. A
+    ProcessPoolExecutor, not a multiprocessing.Pool: a killed worker then breaks the
+    build with an error instead of leaving it waiting forever.
+    """
+    if workers <= 1:
+        yield None
+        return
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    try:
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method))
+    except OSError as exc:  # no semaphores (a locked-down container): say so, build anyway
+        print(f"kgs cache: cannot start {workers} worker processes ({exc}); building in this process",
+              file=sys.stderr)
+        yield None
+        return
+    try:
+        yield pool
+    finally:  # after an error, tasks not started yet are dropped, not run
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _Progress:
+    """The build's status line on stderr: rewritten in place on a terminal every
+    TTY_SECONDS; in a log file (not a terminal) a new line every LOG_SECONDS."""
+
+    TTY_SECONDS = 0.5
+    LOG_SECONDS = 10.0
+
+    def __init__(self, enabled: bool = True, stream=None, clock=time.perf_counter):
+        self.enabled = enabled
+        self.stream = sys.stderr if stream is None else stream
+        self.tty = self.stream.isatty()
+        self.interval = self.TTY_SECONDS if self.tty else self.LOG_SECONDS
+        self.clock = clock
+        self.last = clock()  # a build shorter than one interval prints only its final line
+        self.width = 0
+
+    def update(self, text_fn) -> None:
+        """Write ``text_fn()`` if an interval has passed since the last line."""
+        now = self.clock()
+        if self.enabled and now - self.last >= self.interval:
+            self.last = now
+            self._write(text_fn(), final=False)
+
+    def finish(self, text: str) -> None:
+        if self.enabled:
+            self._write(text, final=True)
+
+    def _write(self, text: str, final: bool) -> None:
+        if self.tty:  # pad over the longer line before it; the final line ends it
+            self.stream.write("\r" + text.ljust(self.width) + ("\n" if final else ""))
+            self.width = 0 if final else len(text)
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    """``42 s``, ``12 min 05 s``, ``3 h 07 min``."""
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+def _since(start: float) -> float:
+    return time.perf_counter() - start
+
+
+def _rates(games: int, positions: int, seconds: float, workers: int) -> str:
+    seconds = max(seconds, 1e-9)
+    return (f"{games / seconds:,.0f} games/s, {positions / seconds:,.0f} positions/s, "
+            f"{workers} worker{'s' if workers > 1 else ''}")
 
 
 def resolve_sources(sources, download_dir: Path) -> list[Path]:
@@ -188,33 +355,40 @@ def cache_key(paths: list[Path], board_size: int) -> str:
     return digest.hexdigest()[:16]
 
 
-def build_cache(paths: list[Path], folder: Path, board_size: int, *, progress: bool = True) -> dict:
+def build_cache(paths: list[Path], folder: Path, board_size: int, *, workers: int | None = None,
+                progress: bool = True) -> dict:
     """Read every game under ``paths`` into a GameCache in ``folder``; returns its summary.
 
-    Written to a temporary folder and renamed, so an interrupted build never
-    leaves a cache that looks complete.
+    ``workers`` processes (None: `all_cores`; 1: this process only) first parse and
+    replay chunks of files, then score chunks of games with ownership playouts (most
+    of the time). Results are joined in the files' order and each game's playouts are
+    seeded by its index, so the cache is byte-identical for any number of workers.
+    Written to a temporary folder and renamed, so an interrupted build never leaves a
+    cache that looks complete.
     """
-    from stonelab.data.sgf import SkipCounts, iter_files
+    from stonelab.data.sgf import SkipCounts, iter_sources
 
+    workers = all_cores() if workers is None else workers
+    report = _Progress(progress)
+    start = time.perf_counter()
     writer, counts = _CacheWriter(board_size), SkipCounts()
-    start, last_report = time.perf_counter(), 0.0
-    for result in iter_files(paths, board_size=board_size):
-        counts.add(result)
-        for record in result.games:
-            writer.add(record)
-        now = time.perf_counter()
-        if progress and now - last_report > 2.0:
-            last_report = now
-            print(f"\rkgs cache: {counts.files} files, {counts.games} games, {counts.moves} moves "
-                  f"({now - start:.0f} s)", end="", file=sys.stderr, flush=True)
-    cache = writer.finish()
+    with _worker_pool(workers) as pool:
+        tasks = ((chunk, board_size) for chunk in _chunks(iter_sources(paths), FILES_PER_TASK))
+        for part_counts, part in _in_order(pool, _read_part, tasks, ahead=4 * workers):
+            counts.merge(part_counts)
+            writer.extend(part)
+            report.update(lambda: f"kgs cache: reading {counts.files:,} files: {counts.games:,} games, "
+                          f"{counts.moves:,} positions ({_rates(counts.games, counts.moves, _since(start), workers)})")
+        ownership = _score_ownership(writer, pool, workers, report)
+    cache = writer.finish(ownership)
     if cache.num_games == 0:
         raise StonelabError(f"data.sources gave no usable {board_size}x{board_size} games "
                             f"(skipped: {dict(counts.skipped) or 'none'}); check the paths and data.board_size")
     summary = counts.as_dict()
     summary["skipped"].update(writer.skipped)
+    seconds = time.perf_counter() - start
     summary.update(games_cached=cache.num_games, positions=int(cache.move_offsets[-1]),
-                   cache_bytes=cache.nbytes(), seconds=round(time.perf_counter() - start, 2),
+                   cache_bytes=cache.nbytes(), seconds=round(seconds, 2), workers=workers,
                    board_size=board_size, format=CACHE_FORMAT,
                    sources=[str(p) for p in paths])
     summary["cache_bytes_per_position"] = summary["cache_bytes"] / max(summary["positions"], 1)
@@ -229,12 +403,33 @@ def build_cache(paths: list[Path], folder: Path, board_size: int, *, progress: b
     (tmp / "summary.json").write_text(json.dumps(summary, indent=2))
     shutil.rmtree(folder, ignore_errors=True)
     os.replace(tmp, folder)
-    if progress:
-        skipped = {k: v for k, v in summary["skipped"].items() if v}
-        print(f"\rkgs cache: {summary['games_cached']} games, {summary['positions']} positions, "
-              f"{summary['cache_bytes_per_position']:.1f} bytes/position; skipped {skipped or 'none'} "
-              f"-> {folder}", file=sys.stderr)
+    skipped = {k: v for k, v in summary["skipped"].items() if v}
+    report.finish(f"kgs cache: {summary['games_cached']:,} games, {summary['positions']:,} positions in "
+                  f"{_duration(seconds)} ({_rates(summary['games_cached'], summary['positions'], seconds, workers)}), "
+                  f"{summary['cache_bytes_per_position']:.1f} bytes/position; skipped {skipped or 'none'} -> {folder}")
     return summary
+
+
+def _score_ownership(writer: _CacheWriter, pool, workers: int, report: _Progress) -> np.ndarray:
+    """int8 [games, n*n]: `_ownership_part` over chunks of the writer's games, in order."""
+    n, total = writer.n, len(writer.moves)
+    total_positions = sum(len(m) for m in writer.moves)
+    starts = range(0, total, GAMES_PER_TASK)
+    tasks = ((first, writer.ownership_inputs(first, min(first + GAMES_PER_TASK, total)), n) for first in starts)
+    parts, done, positions, start = [], 0, 0, time.perf_counter()
+
+    def status() -> str:
+        seconds = _since(start)
+        eta = (total - done) * seconds / max(done, 1)  # playouts cost about the same per game
+        return (f"kgs cache: ownership {done:,}/{total:,} games, {positions:,}/{total_positions:,} positions "
+                f"({_rates(done, positions, seconds, workers)}), ETA {_duration(eta)}")
+
+    for part in _in_order(pool, _ownership_part, tasks, ahead=4 * workers):
+        parts.append(part)
+        positions += sum(len(m) for m in writer.moves[done:done + len(part)])
+        done += len(part)
+        report.update(status)
+    return np.concatenate(parts) if parts else np.zeros((0, n * n), np.int8)
 
 
 # --------------------------------------------------------------------------------------
@@ -494,7 +689,8 @@ class KGSDataModule(L.LightningDataModule):
                  batch_size: int = 128, num_workers: int = 0, val_games: int = 30,
                  test_games: int = 30, split_seed: int = 0, shuffle_buffer: int = 8192,
                  augment: bool = True, cache_dir: str = "data/cache",
-                 download_dir: str = "data/downloads", seed: int = 0, history: int = 0):
+                 download_dir: str = "data/downloads", seed: int = 0, history: int = 0,
+                 cache_workers: int | None = None):
         super().__init__()
         # The board comes from the game config (one source of truth); board_size is for
         # use without Hydra.
@@ -514,6 +710,9 @@ class KGSDataModule(L.LightningDataModule):
              f"data.shuffle_buffer={shuffle_buffer!r} must be >= 1"),
             (lambda: isinstance(history, int) and history >= 0,
              f"data.history={history!r} must be an int >= 0 (past positions per sample)"),
+            (lambda: cache_workers is None or (isinstance(cache_workers, int) and cache_workers >= 1),
+             f"data.cache_workers={cache_workers!r} must be an int >= 1 (processes that build the game "
+             f"cache; null: all cores)"),
         ])
         self.sources = list(sources) if not isinstance(sources, str) else [sources]
         self.encoder = encoder
@@ -529,6 +728,7 @@ class KGSDataModule(L.LightningDataModule):
         self.download_dir = Path(download_dir)
         self.seed = seed
         self.history = history
+        self.cache_workers = cache_workers
         self.cache: GameCache | None = None
         self.splits: dict[str, np.ndarray] = {}
         self.summary: dict = {}
@@ -546,7 +746,7 @@ class KGSDataModule(L.LightningDataModule):
         folder = self.cache_dir / f"kgs-{cache_key(paths, self.board_size)}"
         if (folder / "summary.json").exists():
             return
-        build_cache(paths, folder, self.board_size)
+        build_cache(paths, folder, self.board_size, workers=self.cache_workers)
 
     def load_cache(self) -> GameCache:
         """The sources' game cache (built first if needed), memory-mapped; no split yet."""

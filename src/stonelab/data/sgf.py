@@ -178,6 +178,13 @@ class SkipCounts:
         self.moves += result.moves
         self.skipped.update(s.reason for s in result.skips)
 
+    def merge(self, other: SkipCounts) -> None:
+        """Add the totals of ``other`` (counted over other files, e.g. in a worker process)."""
+        self.files += other.files
+        self.games += other.games
+        self.moves += other.moves
+        self.skipped.update(other.skipped)
+
     def as_dict(self) -> dict:
         return {
             "files": self.files,

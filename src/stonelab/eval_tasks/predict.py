@@ -42,7 +42,8 @@ def run(cfg: DictConfig) -> dict:
     games = KGSDataModule(list(data.sources), game=loaded.game, encoder=loaded.encoder,
                           batch_size=data.batch_size, num_workers=0, val_games=data.val_games,
                           test_games=data.test_games, split_seed=data.split_seed, augment=False,
-                          cache_dir=data.cache_dir, download_dir=data.download_dir, history=memory)
+                          cache_dir=data.cache_dir, download_dir=data.download_dir, history=memory,
+                          cache_workers=data.get("cache_workers"))
     ids = games.game_ids(split)
     positions = games.dataset(split, train=False)
     scores = PredictionScores(loaded.game.num_points, gate=loaded.gate)
