@@ -152,8 +152,8 @@ def _own_eye(pos, p, colour):
 
 @njit(cache=True, nogil=True)
 def _rollout(game, pos):
-    # Playouts ignore superko, as light playouts do: its check scans every earlier position
-    # (a 19x19 playout of ~450 moves spent most of its time there). Simple ko still holds.
+    # Playouts ignore positional superko, as light playouts do: its check scans every earlier
+    # position of the game at every candidate move. Simple ko still holds.
     go.set_superko(pos, False)
     start = pos.info[I_TO_PLAY]
     n_points = pos.board.shape[0]
