@@ -2,7 +2,7 @@
 
 With a monitor (supervised runs keep the best ``val/top1``), Lightning 2.x rewrites
 ``last.ckpt`` only when a new best is saved, and at the end of training only when the
-session saved nothing at all. A run whose validation stopped improving then kept a
+run saved nothing at all. A run whose validation stopped improving then kept a
 ``last.ckpt`` of its best epoch, and ``ckpt_path=<run>/checkpoints/last.ckpt`` silently
 threw away every epoch trained since (measured with lightning 2.6 on 2026-12-01).
 """
