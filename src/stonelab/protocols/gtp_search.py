@@ -39,7 +39,15 @@ import numpy as np
 
 from stonelab.games import go
 from stonelab.games.go import GoState
-from stonelab.protocols.gtp import GTPEngine, GTPError, move_name, parse_colour, position_for
+from stonelab.protocols.gtp import (
+    GTPEngine,
+    GTPError,
+    is_ascii_number,
+    move_name,
+    number_argument,
+    parse_colour,
+    position_for,
+)
 from stonelab.protocols.gtp_clock import GTPClock, expected_moves_left
 from stonelab.protocols.streams import MAX_LINE, input_lines, protocol_streams
 
@@ -82,7 +90,7 @@ def parse_analyze_args(args: list[str]) -> AnalyzeRequest:
     if words and words[0].lower() in ("b", "w", "black", "white"):
         colour = parse_colour(words.pop(0))
     request = AnalyzeRequest(colour=colour, interval=1.0)
-    if words and words[0].isascii() and words[0].isdigit():
+    if words and is_ascii_number(words[0]):
         request.interval = int(words.pop(0)) / 100
     while words:
         key = words.pop(0).lower()
@@ -90,11 +98,11 @@ def parse_analyze_args(args: list[str]) -> AnalyzeRequest:
             raise GTPError(f"analyze: {key!r} needs a value")
         value = words.pop(0)
         if key == "interval":
-            request.interval = _count(value, key) / 100
+            request.interval = number_argument(value, key) / 100
         elif key == "maxmoves":
-            request.max_moves = _count(value, key)
+            request.max_moves = number_argument(value, key)
         elif key == "minmoves":
-            request.min_moves = _count(value, key)
+            request.min_moves = number_argument(value, key)
         elif key == "ownership":
             request.ownership = value.lower() == "true"
         elif key in ("allow", "avoid"):
@@ -103,12 +111,6 @@ def parse_analyze_args(args: list[str]) -> AnalyzeRequest:
             raise GTPError(f"analyze: unknown key {key!r}")
     request.interval = max(request.interval, 0.05)
     return request
-
-
-def _count(text: str, what: str) -> int:
-    if not (text.isascii() and text.isdigit()) or len(text) > 9:
-        raise GTPError(f"{what} needs a non-negative integer, got {text[:20]!r}")
-    return int(text)
 
 
 class SearchGTPEngine(GTPEngine):
