@@ -42,14 +42,13 @@ from stonelab.games.go import GoState
 from stonelab.protocols.gtp import (
     GTPEngine,
     GTPError,
-    is_ascii_number,
     move_name,
     number_argument,
     parse_colour,
     position_for,
 )
 from stonelab.protocols.gtp_clock import GTPClock, expected_moves_left
-from stonelab.protocols.streams import MAX_LINE, input_lines, protocol_streams
+from stonelab.protocols.streams import MAX_LINE, input_lines, is_ascii_number, protocol_streams
 
 ANALYZE_COMMANDS = ("lz-analyze", "kata-analyze")
 GENMOVE_ANALYZE_COMMANDS = ("lz-genmove_analyze", "kata-genmove_analyze")
