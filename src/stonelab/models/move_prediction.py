@@ -15,6 +15,9 @@ and written to result.json (`result_fields`).
 
 from __future__ import annotations
 
+import math
+from functools import partial
+
 import lightning as L
 import torch
 import torch.nn.functional as F
@@ -60,7 +63,8 @@ class MovePredictionModule(L.LightningModule):
     def __init__(self, net: nn.Module, game, *, encoder: str = "maddison", batch_size: int = 128,
                  optimizer: str = "sgd", lr: float = 0.128, momentum: float = 0.0,
                  weight_decay: float = 0.0, lr_halving_every_epochs: int | None = None,
-                 value_weight: float = 1.0):
+                 warmup_steps: int = 0, cosine_steps: int | None = None, final_lr_fraction: float = 0.05,
+                 label_smoothing: float = 0.0, value_weight: float = 1.0):
         super().__init__()
         check([
             (lambda: optimizer in ("sgd", "adamw"), f"model.optimizer={optimizer!r}: choose sgd or adamw"),
@@ -69,6 +73,15 @@ class MovePredictionModule(L.LightningModule):
             (lambda: weight_decay >= 0, f"model.weight_decay={weight_decay!r} must be >= 0"),
             (lambda: lr_halving_every_epochs is None or lr_halving_every_epochs >= 1,
              f"model.lr_halving_every_epochs={lr_halving_every_epochs!r} must be >= 1 or null"),
+            (lambda: isinstance(warmup_steps, int) and warmup_steps >= 0,
+             f"model.warmup_steps={warmup_steps!r} must be an int >= 0"),
+            (lambda: cosine_steps is None or (isinstance(cosine_steps, int) and cosine_steps >= 1),
+             f"model.cosine_steps={cosine_steps!r} must be an int >= 1 or null"),
+            (lambda: 0 <= final_lr_fraction <= 1, f"model.final_lr_fraction={final_lr_fraction!r} must be in [0, 1]"),
+            (lambda: not (lr_halving_every_epochs and (warmup_steps or cosine_steps)),
+             "model.lr_halving_every_epochs is the paper's schedule, model.warmup_steps/cosine_steps "
+             "the warmup-cosine one: set one of them"),
+            (lambda: 0 <= label_smoothing < 1, f"model.label_smoothing={label_smoothing!r} must be in [0, 1)"),
             (lambda: value_weight >= 0,
              f"model.value_weight={value_weight!r} must be >= 0 (the weight of the value loss)"),
         ])
@@ -104,16 +117,18 @@ class MovePredictionModule(L.LightningModule):
     def forward(self, planes: torch.Tensor, to_play: torch.Tensor) -> GoModelOutput:
         return self.net(planes.float(), to_play)
 
-    def _policy_loss(self, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    def _policy_loss(self, logits: torch.Tensor, target: torch.Tensor, smoothing: float = 0.0) -> torch.Tensor:
         """Cross-entropy with the expert's moves, passes left out when the net cannot play one."""
         valid = target < self.num_classes
-        # A batch of passes only has no move to learn: a zero loss keeps the graph whole.
-        return F.cross_entropy(logits[valid], target[valid]) if valid.any() else logits.sum() * 0.0
+        if not valid.any():  # a batch of passes only has no move to learn: a zero loss keeps the graph whole
+            return logits.sum() * 0.0
+        return F.cross_entropy(logits[valid], target[valid], label_smoothing=smoothing)
 
     def training_step(self, batch: dict, batch_idx: int) -> torch.Tensor:
         out = self(batch["planes"], batch["to_play"])
         logits, target = out.policy_logits, batch["target"]
-        loss = policy_loss = self._policy_loss(logits, target)
+        # Label smoothing in training only: val/test losses stay the plain cross-entropy.
+        loss = policy_loss = self._policy_loss(logits, target, self.hparams.label_smoothing)
         if out.value_logit is not None:
             v_loss = value_loss(out.value_logit, batch["value"])
             loss = policy_loss + self.value_weight * v_loss
@@ -185,7 +200,24 @@ class MovePredictionModule(L.LightningModule):
             opt = torch.optim.SGD(self.parameters(), lr=lr, momentum=hp.momentum, weight_decay=hp.weight_decay)
         else:
             opt = torch.optim.AdamW(self.parameters(), lr=hp.lr, weight_decay=hp.weight_decay)
-        if not hp.lr_halving_every_epochs:
-            return opt
-        schedule = torch.optim.lr_scheduler.StepLR(opt, step_size=hp.lr_halving_every_epochs, gamma=0.5)
-        return {"optimizer": opt, "lr_scheduler": {"scheduler": schedule, "interval": "epoch"}}
+        if hp.lr_halving_every_epochs:
+            schedule = torch.optim.lr_scheduler.StepLR(opt, step_size=hp.lr_halving_every_epochs, gamma=0.5)
+            return {"optimizer": opt, "lr_scheduler": {"scheduler": schedule, "interval": "epoch"}}
+        if hp.warmup_steps or hp.cosine_steps:
+            factor = partial(warmup_cosine, warmup=hp.warmup_steps, cosine=hp.cosine_steps,
+                             final=hp.final_lr_fraction)
+            schedule = torch.optim.lr_scheduler.LambdaLR(opt, factor)
+            return {"optimizer": opt, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}
+        return opt
+
+
+def warmup_cosine(step: int, *, warmup: int, cosine: int | None, final: float) -> float:
+    """The learning rate's factor at ``step``: linear from 1/warmup to 1 over ``warmup`` steps,
+    then a half cosine down to ``final`` over ``cosine`` steps, then ``final`` (no cosine: 1).
+    Why warmup: Adam's first steps, with few gradients in its moments, are the largest."""
+    if step < warmup:
+        return (step + 1) / warmup
+    if not cosine:
+        return 1.0
+    progress = min(1.0, (step - warmup) / cosine)
+    return final + (1.0 - final) * 0.5 * (1.0 + math.cos(math.pi * progress))
