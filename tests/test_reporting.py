@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from pathlib import Path
 
 import pytest
 
@@ -66,3 +67,37 @@ def test_time_to_strength_is_the_first_evaluation_reaching_the_target(sweep_fold
     for row in reporting.collect_results(sweep_folder, target=0.0):
         first = json.loads((sweep_folder / row["run"] / "result.json").read_text())["evaluations"][0]
         assert row["seconds_to_target"] == first["elapsed_s"]
+
+
+def _supervised_run(folder: Path, name: str, validations: list[tuple[float, int, float]]) -> Path:
+    """A run folder with a metrics.csv as a supervised run writes it: training rows between
+    validations, each validation with its training minutes."""
+    run = folder / name
+    (run / "csv").mkdir(parents=True)
+    with open(run / "csv" / "metrics.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["epoch", "step", "train/loss", "time/train_minutes", "val/top1", "val/top5", "val/top10"])
+        for epoch, (minutes, step, top1) in enumerate(validations):
+            writer.writerow([epoch, step - 1, 3.0, "", "", "", ""])
+            writer.writerow([epoch, step, "", minutes, top1, top1 + 0.3, top1 + 0.4])
+    return run
+
+
+def test_recipes_puts_runs_side_by_side_at_the_same_minutes(tmp_path, capsys):
+    plain = _supervised_run(tmp_path, "plain", [(14.0, 1500, 0.30), (29.0, 3000, 0.34), (44.0, 4500, 0.36)])
+    res = _supervised_run(tmp_path, "resnet", [(16.0, 1500, 0.31), (32.0, 3000, 0.37)])
+    assert reporting.main(["recipes", str(plain), str(res), "--out", str(tmp_path / "report"),
+                 "--minutes", "15", "30"]) == 0
+    table = capsys.readouterr().out
+    # At 15 minutes the residual run had not validated yet; at 30 it shows its 16-minute point.
+    assert "| plain | 30.0% (step 1,500) | 34.0% (step 3,000) |" in table
+    assert "| resnet | - | 31.0% (step 1,500) |" in table
+    rows = list(csv.DictReader(open(tmp_path / "report" / "recipes.csv")))
+    assert len(rows) == 5 and rows[-1]["run"] == "resnet" and float(rows[-1]["top1"]) == 0.37
+    assert (tmp_path / "report" / "recipes.png").stat().st_size > 0
+
+
+def test_recipes_of_a_run_without_minutes_is_one_line(tmp_path, capsys):
+    run = _supervised_run(tmp_path, "old", [])
+    assert reporting.main(["recipes", str(run), "--out", str(tmp_path / "report")]) == 2
+    assert "no validation with time/train_minutes" in capsys.readouterr().err

@@ -9,6 +9,11 @@ draws candidate reduction against relative strength (best win ratio over the
 unpruned run's best, when one is in the folder) into FOLDER/pruning_tradeoff.png,
 and every run's evaluations against its training seconds (Table 1's time to
 strength, runs side by side) into FOLDER/win_ratio_vs_time.png.
+
+``recipes RUN_DIR... --out DIR`` puts supervised Go runs side by side by training wall
+time (``time/train_minutes``, logged with each validation): DIR/recipes.csv (every
+validation of every run), DIR/recipes.png (validation top-1 against minutes) and a
+Markdown table on stdout of each run's top-1 at the same minutes.
 """
 
 from __future__ import annotations
@@ -205,6 +210,68 @@ def plot_win_ratio_vs_time(folder: Path) -> Path:
     return out
 
 
+def read_validations(run_dir: Path) -> list[dict]:
+    """One row per validation of a supervised run: minutes, step, top-1/5/10, value accuracy."""
+    path = run_dir / "csv" / "metrics.csv"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no CSV metrics (was the run made with logger=csv?)")
+    rows = []
+    with open(path) as f:
+        for row in csv.DictReader(f):
+            if row.get("time/train_minutes") and row.get("val/top1"):
+                rows.append({"run": run_dir.name, "minutes": float(row["time/train_minutes"]),
+                             "step": int(float(row["step"])),
+                             **{k: float(row[f"val/{k}"]) for k in ("top1", "top5", "top10")},
+                             "value_acc": float(row["val/value_acc"]) if row.get("val/value_acc") else None})
+    if not rows:
+        raise ValueError(f"{path}: no validation with time/train_minutes (runs from before the "
+                         f"WallClock callback, or none validated yet)")
+    return rows
+
+
+def at_minutes(rows: list[dict], minutes: float) -> dict | None:
+    """The run's last validation at or before ``minutes`` of training."""
+    done = [r for r in rows if r["minutes"] <= minutes + 1e-9]
+    return done[-1] if done else None
+
+
+def write_recipe_report(run_dirs: list[Path], out: Path, marks: list[float]) -> tuple[Path, Path, str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    runs = {d.name: read_validations(d) for d in run_dirs}
+    out.mkdir(parents=True, exist_ok=True)
+    table_csv = out / "recipes.csv"
+    with open(table_csv, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=["run", "minutes", "step", "top1", "top5", "top10", "value_acc"])
+        writer.writeheader()
+        for rows in runs.values():
+            writer.writerows(rows)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for name, rows in runs.items():
+        ax.plot([r["minutes"] for r in rows], [100 * r["top1"] for r in rows], marker="o", ms=3, label=name)
+    ax.set_xlabel("training minutes (wall clock, resumes included)")
+    ax.set_ylabel("validation top-1 (%)")
+    ax.set_title("Go move prediction: top-1 against training time")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    figure = out / "recipes.png"
+    fig.savefig(figure, dpi=110)
+    plt.close(fig)
+    lines = ["| run | " + " | ".join(f"{m:g} min" for m in marks) + " |",
+             "|---|" + "---|" * len(marks)]
+    for name, rows in runs.items():
+        cells = []
+        for m in marks:
+            r = at_minutes(rows, m)
+            cells.append("-" if r is None else f"{100 * r['top1']:.1f}% (step {r['step']:,})")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return table_csv, figure, "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m stonelab.reporting", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -215,10 +282,20 @@ def main(argv: list[str] | None = None) -> int:
     sweep.add_argument("folder", type=Path)
     sweep.add_argument("--target", type=float, default=DEFAULT_TARGET,
                        help="win ratio for the seconds_to_target column (time to strength; default %(default)s)")
+    recipes = sub.add_parser("recipes", help="supervised Go runs side by side by training minutes")
+    recipes.add_argument("run_dirs", type=Path, nargs="+")
+    recipes.add_argument("--out", type=Path, required=True, help="folder for recipes.csv and recipes.png")
+    recipes.add_argument("--minutes", type=float, nargs="+", default=[15, 30, 45, 60],
+                         help="the table's columns: top-1 at these training minutes (default %(default)s)")
     args = parser.parse_args(argv)
     try:
         if args.command == "curve":
             print(plot_training_curve(args.run_dir, args.out))
+        elif args.command == "recipes":
+            *paths, table = write_recipe_report(args.run_dirs, args.out, args.minutes)
+            print(table)
+            for path in paths:
+                print(path)
         else:
             for path in write_sweep_report(args.folder, args.target):
                 print(path)

@@ -55,7 +55,7 @@ def test_warmup_then_cosine_then_the_floor():
     factor = [warmup_cosine(s, warmup=4, cosine=10, final=0.1) for s in range(20)]
     assert factor[:4] == [0.25, 0.5, 0.75, 1.0]
     assert factor[4] == 1.0 and factor[9] == pytest.approx(0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi / 2)))
-    assert all(a >= b for a, b in zip(factor[3:], factor[4:]))
+    assert all(a >= b for a, b in zip(factor[3:], factor[4:], strict=False))
     assert factor[14:] == [pytest.approx(0.1)] * 6
     assert warmup_cosine(7, warmup=0, cosine=None, final=0.1) == 1.0
 
