@@ -20,6 +20,7 @@ from torch import nn
 
 from stonelab.models.identity import (
     CHECKPOINT_KEY,
+    EXPORT_KEY,
     CheckpointMismatchError,
     check_identity,
     describe,
@@ -146,4 +147,11 @@ def check_file(path: str, expect: dict) -> dict:
     the checkpoint is returned, its net not built."""
     checkpoint = load_checkpoint_file(path)
     check_identity(checkpoint, expect, source=path)
+    exported = checkpoint[CHECKPOINT_KEY].get(EXPORT_KEY)
+    if exported:
+        raise CheckpointMismatchError(
+            f"{path} holds shipped weights only (exported from {exported.get('source')} at step "
+            f"{exported.get('global_step')}), no optimizer or loop state: it cannot resume a run. "
+            f"Play it (src/play.py ckpt_path={path}) or evaluate it (src/eval.py); "
+            f"to resume, give the run's own checkpoints/last.ckpt")
     return checkpoint

@@ -14,6 +14,7 @@ from torch import nn
 from stonelab.errors import StonelabError
 
 CHECKPOINT_KEY = "stonelab"
+EXPORT_KEY = "exported"  # under checkpoint["stonelab"] of a shipped weights file: its source, step, date
 
 
 def net_target(net: nn.Module) -> str:
