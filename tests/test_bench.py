@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
 from stonelab import bench
 
 
@@ -88,3 +90,42 @@ def test_kgs_suite_times_the_cache_build_with_one_and_many_workers(capsys, repo_
     assert out["maddison_positions_per_s_per_core"] > 0  # beside the featurization figures
     assert bench.main(["kgs", "--sources", str(tmp_path), "--cache-workers", "0"]) == 2
     assert "--cache-workers 0" in capsys.readouterr().err
+
+
+def test_mcts_suite_in_bf16_adds_the_forward_ceiling_at_each_batch(capsys):
+    code = bench.main(["mcts", "--json", "--board-size", "6", "--win-length", "4", "--games", "2", "--parallel", "2",
+                       "--playouts", "8", "--pure-playouts", "50", "--seconds", "0.05", "--threads", "1",
+                       "--device", "cpu", "--precision", "bf16", "--forward-batches", "4", "16"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["device"] == "cpu" and out["precision"] == "bf16"
+    assert out["forward_states_per_s_batch_4"] > 0 and out["forward_states_per_s_batch_16"] > 0
+    assert out["neural_playouts_per_s"] > 0
+
+
+def test_train_suite_runs_bf16_on_a_device_and_keeps_its_cache(capsys, repo_root, tmp_path, cpu_bf16):
+    sources = tmp_path / "sgf"
+    sources.mkdir()
+    for f in sorted((repo_root / "data" / "kgs").glob("*.sgf"))[:6]:
+        shutil.copy(f, sources / f.name)
+    code = bench.main(["train", "--json", "--sources", str(sources), "--depth", "2", "--filters", "8",
+                       "--steps", "5", "--batch-size", "16", "--threads", "1", "--workers", "0",
+                       "--device", "cpu", "--precision", "bf16", "--cache-dir", str(tmp_path / "cache")])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["device"] == "cpu" and out["precision"] == "bf16"
+    for key in ("plain_samples_per_s", "lightning_samples_per_s", "streamed_samples_per_s"):
+        assert out[key] > 0, key
+    assert 0.0 <= out["data_wait_fraction"] < 1.0
+    assert any((tmp_path / "cache").iterdir())  # the next run (the other precision) reuses it
+
+
+def test_a_missing_cuda_device_is_a_clear_error(capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA device")
+    assert bench.main(["mcts", "--device", "cuda"]) == 2
+    assert "--device cuda: no CUDA device here" in capsys.readouterr().err
+    assert bench.main(["train", "--device", "tpu"]) == 2
+    assert "--device 'tpu': use cpu, cuda, cuda:N or auto" in capsys.readouterr().err

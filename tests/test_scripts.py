@@ -1,10 +1,12 @@
-"""scripts/: the side-by-side runner names real experiments and collects its runs."""
+"""scripts/: the side-by-side runner names real experiments and collects its runs; the GPU check
+says plainly that there is no GPU here, and (with a stand-in python) runs every step into one JSON."""
 
 from __future__ import annotations
 
 import csv
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -42,3 +44,115 @@ def test_runs_two_experiments_side_by_side_and_collects_them(tmp_path, side_by_s
 def test_usage_without_arguments(side_by_side, repo_root):
     proc = subprocess.run(["bash", str(side_by_side)], cwd=repo_root, capture_output=True, text=True)
     assert proc.returncode == 2 and "side_by_side.sh OUT MAX_TIME PARALLEL" in proc.stdout
+
+
+# -- scripts/gpu_check.sh: what a lent CUDA machine measures
+
+
+@pytest.fixture
+def gpu_check(repo_root):
+    return repo_root / "scripts" / "gpu_check.sh"
+
+
+def test_gpu_check_without_cuda_says_so_in_one_line_and_prints_no_json(gpu_check, tmp_path):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA device: the check would measure it")
+    import sys
+
+    proc = subprocess.run(["bash", str(gpu_check)], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"})
+    assert proc.returncode == 3
+    assert proc.stdout == ""
+    assert proc.stderr == ("gpu_check: no CUDA device (torch.cuda.is_available() is False): "
+                           "nothing to measure\n")
+
+
+FAKE_PYTHON = """#!/usr/bin/env bash
+# A stand-in for python on a CUDA machine: every step answers at once.
+case "$1" in
+  -c) exit 0 ;;
+  -) cat > /dev/null; echo '{"name": "Fake GPU", "torch": "x"}' ;;
+  -m)
+    if [[ " $* " == *" train "* && " $* " == *" --precision bf16 "* ]]; then
+      echo "RuntimeError: bf16 went wrong" >&2; exit 1
+    fi
+    echo "Lightning chatter on stdout"
+    echo '{"neural_playouts_per_s": 1000.0, "forward_states_per_s_batch_1024": 9.0, "plain_samples_per_s": 5.0}' ;;
+  src/train.py)
+    for a in "$@"; do
+      case "$a" in
+        hydra.run.dir=*) run=${a#hydra.run.dir=} ;;
+        ckpt_path=*) run=$(dirname "$(dirname "${a#ckpt_path=}")") ;;
+      esac
+    done
+    mkdir -p "$run/checkpoints" && touch "$run/checkpoints/last.ckpt"
+    echo '{"rounds": 3, "games_played": 70, "train_steps": 48}' > "$run/result.json" ;;
+  *) exec REAL "$@" ;;
+esac
+"""
+
+
+@pytest.fixture
+def fake_python(tmp_path):
+    import sys
+
+    path = tmp_path / "python"
+    path.write_text(FAKE_PYTHON.replace("REAL", sys.executable))
+    path.chmod(0o755)
+    return path
+
+
+def test_gpu_check_runs_every_step_and_records_a_failure_without_stopping(gpu_check, fake_python, tmp_path):
+    import json
+
+    proc = subprocess.run(["bash", str(gpu_check)], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={"PATH": "/usr/bin:/bin", "PYTHON": str(fake_python)})
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)  # one object, nothing else on stdout
+    assert report["device"] == {"name": "Fake GPU", "torch": "x"}
+    steps = report["steps"]
+    assert list(steps) == ["device", "mcts_fp32", "mcts_tree_only", "mcts_bf16", "train_fp32", "train_bf16",
+                           "belief_vit", "alphazero_2min", "alphazero_resume"]
+    assert "--evaluator null" in steps["mcts_tree_only"]["command"]
+    assert "--forward-batches 256 1024" in steps["mcts_fp32"]["command"]
+    assert steps["train_bf16"]["rc"] == 1 and "bf16 went wrong" in steps["train_bf16"]["error"]
+    assert steps["train_fp32"]["rc"] == 0 and steps["train_fp32"]["result"]["plain_samples_per_s"] == 5.0
+    assert steps["alphazero_resume"]["result"]["rounds"] == 3
+    assert "ckpt_path=" in steps["alphazero_resume"]["command"]
+    summary = report["summary"]
+    assert summary["forward_states_per_s_batch_1024_fp32"] == 9.0
+    assert summary["train_plain_samples_per_s_bf16"] is None
+    assert summary["steps_failed"] == ["train_bf16"] and summary["steps_skipped"] == []
+    assert "train_bf16: exit 1" in proc.stderr
+
+
+def test_gpu_check_skips_what_the_time_budget_cannot_hold(gpu_check, fake_python, tmp_path):
+    import json
+
+    proc = subprocess.run(["bash", str(gpu_check)], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={"PATH": "/usr/bin:/bin", "PYTHON": str(fake_python), "GPU_CHECK_BUDGET": "10"})
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert len(report["summary"]["steps_skipped"]) == 9
+    assert "of the 10 s budget left" in report["steps"]["mcts_fp32"]["skipped"]
+
+
+def test_gpu_check_json_marks_a_timed_out_step(repo_root, tmp_path):
+    import json
+    import sys
+
+    step = tmp_path / "steps" / "train_fp32"
+    step.mkdir(parents=True)
+    (step / "command").write_text("python -m stonelab.bench train\n")
+    (step / "status").write_text("124 60 60\n")
+    (step / "stderr").write_text("epoch 0\n")
+    (tmp_path / "steps" / "mcts_fp32").mkdir()  # stopped before it wrote a status
+    proc = subprocess.run([sys.executable, str(repo_root / "scripts" / "gpu_check_json.py"), str(tmp_path / "steps"),
+                           "61", "440", "train_fp32", "mcts_fp32"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    steps = json.loads(proc.stdout)["steps"]
+    assert steps["train_fp32"]["timed_out"] is True and steps["train_fp32"]["result"] is None
+    assert steps["train_fp32"]["error"].startswith("timed out after 60 s")
+    assert "no exit status" in steps["mcts_fp32"]["error"]

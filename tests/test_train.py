@@ -112,6 +112,9 @@ def run_cli(repo_root, tiny_overrides):
     ("callbacks.selfplay.torch_threads=0", "callbacks.selfplay.torch_threads=0 must be a whole number >= 1"),
     ("trainer.limit_train_batches=abc", "trainer (lightning.pytorch.trainer.trainer.Trainer) could not be built"),
     ("model.net.res_blocks=abc", "model.net (stonelab.models.nets.policy_value.PolicyValueNet) could not be built"),
+    ("callbacks.selfplay.precision=fp8", "callbacks.selfplay.precision='fp8': choose 32, bf16 or null"),
+    ("callbacks.evaluation.precision=16", "callbacks.evaluation.precision=16: choose 32, bf16 or null"),
+    ("trainer.precision=bf17", "trainer (lightning.pytorch.trainer.trainer.Trainer) could not be built"),
 ])
 def test_bad_values_answer_one_line(override, message, tmp_path, capsys, compose_train):
     from stonelab.cli import run_or_explain

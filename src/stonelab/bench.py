@@ -8,7 +8,10 @@ Suites:
            while `--games` games finish. `--game go_9` runs the same search
            kernels on 9x9 Go (pure MCTS with random playouts, and an untrained
            PolicyValueNet with n*n+1 outputs; smaller defaults: 64 playouts,
-           8 games, 8 parallel).
+           8 games, 8 parallel). `--device cuda` runs the net there (the
+           search stays on one CPU thread), `--precision bf16` under bf16
+           autocast, `--forward-batches 256 1024` adds the forward ceiling at
+           those batch sizes.
   kgs      positions/s of SGF parse + replay and of each Go feature encoder
            (one thread, features of every position of every game), the game
            cache's bytes per position, and positions/s of the whole cache build
@@ -16,7 +19,8 @@ Suites:
            `--cache-workers` (default: all cores), checked byte-identical.
   train    maddison_cnn training samples/s in the Lightning loop and in a plain
            PyTorch loop over the same batches, and the share of time a Lightning
-           run on the KGS stream waits for data.
+           run on the KGS stream waits for data (`--device cuda`, `--precision
+           bf16` for Lightning's bf16-mixed and autocast in the plain loop).
   pruning  moves expanded per node and neural-MCTS playouts/s, unpruned vs each
            candidate-restriction variant of seed 000's ablation, on the same
            fixed positions with the same (untrained, seeded) network.
@@ -103,7 +107,8 @@ def bench_pure_go(search, playouts: int, seconds: float) -> dict:
     return out
 
 
-def bench_neural(rules, games: int, parallel: int, playouts: int, threads: int) -> dict:
+def bench_neural(rules, games: int, parallel: int, playouts: int, threads: int, *, device: str = "cpu",
+                 precision: str = "32", forward_batches: tuple[int, ...] = (), seconds: float = 3.0) -> dict:
     """Steady-state self-play; ``rules`` is `GomokuRules` or a `SearchGame` (Go)."""
     import torch
 
@@ -117,7 +122,7 @@ def bench_neural(rules, games: int, parallel: int, playouts: int, threads: int) 
     game = rules if hasattr(rules, "spec") else rules.search_game()
     n, num_planes = game.board_size, game.num_planes
     net = PolicyValueNet(n) if game.num_actions == n * n else PolicyValueNet(n, num_actions=game.num_actions)
-    evaluate = net_evaluator(net)
+    evaluate = net_evaluator(net, device, precision=precision)
     forward_seconds = [0.0]
 
     def timed_evaluate(planes):
@@ -135,9 +140,7 @@ def bench_neural(rules, games: int, parallel: int, playouts: int, threads: int) 
     start = time.perf_counter()
     result = slots.play(timed_evaluate, games, rng)
     elapsed = time.perf_counter() - start
-    planes = np.random.default_rng(1).integers(0, 2, (parallel, num_planes, n, n)).astype(np.float32)
-    calls, f_elapsed = _timed(lambda: evaluate(planes), 3.0)
-    forward = calls * parallel / f_elapsed
+    forward = _forward_rate(evaluate, parallel, num_planes, n, seconds)
     neural = result.simulations / elapsed
     return {
         "neural_playouts_per_s": neural,
@@ -149,7 +152,43 @@ def bench_neural(rules, games: int, parallel: int, playouts: int, threads: int) 
         "selfplay_mean_game_length": float(result.lengths.mean()),
         "selfplay_games": len(result.lengths),
         "selfplay_parallel_games": parallel,
+        **{f"forward_states_per_s_batch_{b}": _forward_rate(evaluate, b, num_planes, n, seconds)
+           for b in forward_batches},
     }
+
+
+def _forward_rate(evaluate, batch: int, num_planes: int, n: int, seconds: float = 3.0) -> float:
+    """States/s of ``evaluate`` on random planes [batch, num_planes, n, n] (numpy in and out,
+    so a GPU's time includes both copies), after one untimed call."""
+    planes = np.random.default_rng(1).integers(0, 2, (batch, num_planes, n, n)).astype(np.float32)
+    evaluate(planes)
+    calls, elapsed = _timed(lambda: evaluate(planes), seconds)
+    return calls * batch / elapsed
+
+
+def bench_device(name: str) -> str:
+    """``--device``: cpu, cuda (cuda:N) or auto; a one-line error where there is no CUDA device."""
+    import torch
+
+    from stonelab.errors import StonelabError
+    from stonelab.utils.device import resolve_device
+
+    device = resolve_device(name)
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise StonelabError(f"--device {name}: no CUDA device here (torch.cuda.is_available() is False)")
+    if not (device == "cpu" or device.startswith("cuda")):
+        raise StonelabError(f"--device {name!r}: use cpu, cuda, cuda:N or auto")
+    return device
+
+
+def device_fields(device: str, precision: str) -> dict:
+    """What the numbers ran on: the device (and a GPU's name) and the precision."""
+    import torch
+
+    out = {"device": device, "precision": precision}
+    if device.startswith("cuda"):
+        out["device_name"] = torch.cuda.get_device_name(torch.device(device))
+    return out
 
 
 def suite_mcts(args) -> dict:
@@ -175,13 +214,16 @@ def suite_mcts(args) -> dict:
         name = rules.name
     else:
         raise ConfigError(f"--game {args.game!r}: use gomoku or go_N (e.g. go_9)")
+    device = bench_device(args.device)
     out = {"game": name, "playouts": playouts, "torch_threads": args.threads,
-           "cpu_count": os.cpu_count()}
+           "cpu_count": os.cpu_count(), **device_fields(device, args.precision)}
     if go:
         out.update(bench_pure_go(rules, args.pure_playouts, args.seconds))
     else:
         out.update(bench_pure(rules, args.pure_playouts, args.seconds))
-    out.update(bench_neural(rules, games, parallel, playouts, args.threads))
+    out.update(bench_neural(rules, games, parallel, playouts, args.threads, device=device,
+                            precision=args.precision, forward_batches=tuple(args.forward_batches or ()),
+                            seconds=args.seconds))
     return out
 
 
@@ -335,9 +377,10 @@ def _timed_cache_builds(sources, tmp, workers: int, out: dict) -> list:
 
 
 class _StepTimes:
-    """A Lightning callback: when each training step started and ended."""
+    """A Lightning callback: when each training step started and ended (on a GPU, ended
+    = its kernels finished: CUDA runs them asynchronously, so the clock waits for them)."""
 
-    def __init__(self):
+    def __init__(self, device: str = "cpu"):
         import lightning as L
 
         class Recorder(L.Callback):
@@ -348,6 +391,7 @@ class _StepTimes:
                 self.outer.starts.append(time.perf_counter())
 
             def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx):
+                _synchronize(device)
                 self.outer.ends.append(time.perf_counter())
 
         self.starts: list[float] = []
@@ -364,10 +408,22 @@ class _StepTimes:
         return sum(waits) / total
 
 
+def _synchronize(device: str) -> None:
+    """Wait for a CUDA device's queued work (a no-op on CPU), so that a clock read after it is honest."""
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.synchronize(torch.device(device))
+
+
+TRAINER_PRECISION = {"32": "32-true", "bf16": "bf16-mixed"}
+
+
 def suite_train(args) -> dict:
     """maddison_cnn training: Lightning loop vs a plain PyTorch loop on the same batches,
     then a real Lightning run on the KGS stream to measure the time spent waiting for data."""
     args.batch_size = args.batch_size or 128
+    import contextlib
     import tempfile
     import warnings
 
@@ -382,10 +438,11 @@ def suite_train(args) -> dict:
 
     warnings.filterwarnings("ignore")
     torch.set_num_threads(args.threads)
+    device, bf16 = bench_device(args.device), args.precision == "bf16"
     rules, steps, warmup = GoRules(19), args.steps, 2
     with tempfile.TemporaryDirectory() as tmp:
         data = KGSDataModule(args.sources, game=rules, encoder="maddison", batch_size=args.batch_size,
-                             num_workers=args.workers, val_games=1, test_games=0, cache_dir=tmp)
+                             num_workers=args.workers, val_games=1, test_games=0, cache_dir=args.cache_dir or tmp)
         data.prepare_data()
         data.setup()
         batches = []
@@ -400,21 +457,29 @@ def suite_train(args) -> dict:
             return MovePredictionModule(net, rules, encoder="maddison", batch_size=args.batch_size)
 
         # Plain PyTorch: the same net, loss and optimizer, no Lightning.
-        plain = module()
+        plain = module().to(device)
         opt = plain.configure_optimizers()
+        autocast = (torch.autocast(torch.device(device).type, dtype=torch.bfloat16) if bf16
+                    else contextlib.nullcontext())
         ends = []
         for batch in batches:
+            batch = {k: v.to(device, non_blocking=True) for k, v in batch.items()}
             opt.zero_grad()
-            logits = plain(batch["planes"], batch["to_play"]).policy_logits
-            keep = batch["target"] < 361
-            torch.nn.functional.cross_entropy(logits[keep], batch["target"][keep]).backward()
+            with autocast:
+                logits = plain(batch["planes"], batch["to_play"]).policy_logits
+                keep = batch["target"] < 361
+                loss = torch.nn.functional.cross_entropy(logits[keep], batch["target"][keep])
+            loss.backward()
             opt.step()
+            _synchronize(device)
             ends.append(time.perf_counter())
         plain_rate = args.batch_size * (len(ends) - 1 - warmup) / (ends[-1] - ends[warmup])
 
         def fit(loader, max_steps):
-            times = _StepTimes()
-            trainer = L.Trainer(max_steps=max_steps, accelerator="cpu", logger=False, enable_checkpointing=False,
+            times = _StepTimes(device)
+            trainer = L.Trainer(max_steps=max_steps, accelerator="gpu" if device.startswith("cuda") else "cpu",
+                                devices=[torch.device(device).index or 0] if device.startswith("cuda") else 1,
+                                precision=TRAINER_PRECISION[args.precision], logger=False, enable_checkpointing=False,
                                 enable_progress_bar=False, enable_model_summary=False, limit_val_batches=0,
                                 callbacks=[times.callback], default_root_dir=tmp)
             trainer.fit(module(), train_dataloaders=loader)
@@ -424,7 +489,7 @@ def suite_train(args) -> dict:
         streamed = fit(data.train_dataloader(), steps)
     return {
         "model": f"maddison_cnn depth {args.depth} filters {args.filters}", "batch_size": args.batch_size,
-        "steps_timed": steps - 1 - warmup, "torch_threads": args.threads, "num_workers": args.workers,
+        **device_fields(device, args.precision), "steps_timed": steps - 1 - warmup, "torch_threads": args.threads, "num_workers": args.workers,
         "plain_samples_per_s": plain_rate,
         "lightning_samples_per_s": lightning.samples_per_s(args.batch_size, warmup),
         "lightning_overhead": 1 - lightning.samples_per_s(args.batch_size, warmup) / plain_rate,
@@ -592,7 +657,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="self-play games searched at once; finished slots start the next game "
                              "(default 64, go: 8)")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch threads")
-    parser.add_argument("--seconds", type=float, default=3.0, help="minimum time per pure-MCTS timing")
+    parser.add_argument("--seconds", type=float, default=3.0,
+                        help="minimum time per pure-MCTS timing and per forward-ceiling timing (mcts)")
     parser.add_argument("--sources", nargs="+", default=["data/kgs"],
                         help="SGF files, folders or archives (kgs, train)")
     parser.add_argument("--steps", type=int, default=20, help="training steps per loop (train); updates timed (update)")
@@ -602,6 +668,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=1, help="DataLoader workers (train)")
     parser.add_argument("--cache-workers", type=int, default=None,
                         help="kgs: game cache build processes timed beside 1 (default: all cores)")
+    parser.add_argument("--device", default="cpu",
+                        help="mcts, train: where the net runs: cpu (default), cuda, cuda:N or auto")
+    parser.add_argument("--precision", choices=["32", "bf16"], default="32",
+                        help="mcts: the search forward's; train: 32-true or bf16-mixed (default 32)")
+    parser.add_argument("--forward-batches", type=int, nargs="+", default=None, metavar="N",
+                        help="mcts: also the forward ceiling at these batch sizes (e.g. 256 1024)")
+    parser.add_argument("--cache-dir", default=None,
+                        help="train: keep the KGS game cache here for the next run (default: a temporary folder)")
     args = parser.parse_args(argv)
     from stonelab.errors import StonelabError
 

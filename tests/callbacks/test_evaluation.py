@@ -48,3 +48,23 @@ def test_progress_text_names_the_latest_match():
     evaluation.history = [{"win_ratio": 0.7, "ci_low": 0.4, "ci_high": 0.89, "opponent": "pure_mcts_1000",
                            "round": 8}]
     assert evaluation.progress_text() == "eval 0.70 [0.40, 0.89] vs pure_mcts_1000 (round 8)"
+
+
+def test_player_and_opponent_evaluators_are_built_once_in_the_trainer_precision():
+    from types import SimpleNamespace
+
+    from stonelab.games.gomoku import GomokuRules
+    from stonelab.models.alphazero import AlphaZeroModule
+    from stonelab.models.nets.policy_value import PolicyValueNet
+
+    module = AlphaZeroModule(PolicyValueNet(6), GomokuRules(6, 4))
+    trainer = SimpleNamespace(precision="bf16-mixed")
+    evaluation = Evaluation(MCTSConfig())
+    evaluation._opponent_net = PolicyValueNet(6)
+    player = evaluation._evaluator(trainer, module, "player")
+    opponent = evaluation._evaluator(trainer, module, "opponent")
+    assert player.net is module.net and opponent.net is evaluation._opponent_net
+    assert player.precision == opponent.precision == "bf16"
+    assert evaluation._evaluator(trainer, module, "player") is player
+    assert evaluation._evaluator(trainer, module, "opponent") is opponent
+    assert Evaluation(MCTSConfig(), precision=32)._evaluator(trainer, module, "player").precision == "32"

@@ -51,3 +51,31 @@ def test_evaluator_returns_probabilities_and_restores_train_mode():
     assert module.net.training
     assert priors.shape == (5, 36) and values.shape == (5,)
     assert abs(float(priors.sum(1).mean()) - 1.0) < 1e-5
+
+
+def test_net_gives_float32_log_probabilities_under_bf16_autocast():
+    """trainer.precision=bf16-mixed: the KL-adaptive rate reads log_p, which must not be rounded to bf16."""
+    torch.manual_seed(0)
+    net = PolicyValueNet(8)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        log_p, v = net(torch.randint(0, 2, (16, 4, 8, 8)).float())
+    assert log_p.dtype == torch.float32 and v.dtype == torch.float32
+    assert torch.allclose(log_p.exp().sum(dim=1), torch.ones(16), atol=1e-5)
+
+
+def test_bf16_mixed_run_searches_in_bf16_with_one_evaluator_per_callback(tmp_path, compose_train, monkeypatch,
+                                                                         cpu_bf16):
+    """trainer.precision=bf16-mixed: training under autocast, self-play and evaluation search in bf16
+    (they follow the trainer), each with one evaluator for the whole fit: the net is not moved per round."""
+    from stonelab.pipeline import train
+
+    built, moved = [], []
+    evaluator, to = AlphaZeroModule.evaluator, PolicyValueNet.to
+    monkeypatch.setattr(AlphaZeroModule, "evaluator", lambda self, precision="32": built.append(precision)
+                        or evaluator(self, precision))
+    monkeypatch.setattr(PolicyValueNet, "to", lambda self, *a, **k: moved.append(a) or to(self, *a, **k))
+    result = train(compose_train(["trainer.precision=bf16-mixed", "logger=none"], tmp_path))
+    assert result["rounds"] >= 3 and len(result["evaluations"]) >= 1
+    assert built == ["bf16", "bf16"] and len(moved) == 2  # self-play's and the arena's, once each
+    for key in ("train/loss", "train/kl", "train/policy_entropy"):
+        assert torch.isfinite(torch.tensor(result["metrics"][key])), key

@@ -384,3 +384,25 @@ def test_move_predictor_feeds_the_memory_the_game_so_far():
     assert not torch.allclose(with_past, predictor.outputs([now]).policy_logits)
     # Only the last `memory` positions are read.
     assert torch.allclose(with_past, predictor.outputs([now], histories=[states[1:-1]]).policy_logits)
+
+
+# -- trainer.precision=bf16-mixed
+
+
+def test_module_outputs_are_float32_under_bf16_autocast(cpu_bf16):
+    """Every head is bfloat16 under autocast: the module hands losses and metrics float32."""
+    module, batch = tiny_module(9), random_batch(4, n=9)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = module(batch["planes"], batch["to_play"])
+    for name in ("policy_logits", "value_logit", "confidence_logit", "ownership_logits"):
+        assert getattr(out, name).dtype == torch.float32, name
+
+
+def test_bf16_mixed_fast_dev_run(tmp_path, compose_go, cpu_bf16):
+    from stonelab.pipeline import train
+
+    cfg = compose_go("belief_vit", [*TINY_OVERRIDES, "+trainer.fast_dev_run=true", "trainer.precision=bf16-mixed"],
+                     tmp_path)
+    metrics = train(cfg)["metrics"]
+    for key in ("train/loss", "train/belief_error", "test/ece", "test/value_brier", "test/aurc"):
+        assert np.isfinite(metrics[key]), key

@@ -266,3 +266,28 @@ def test_negative_value_weight_is_one_line_from_the_command_line(tmp_path, repo_
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and "model.value_weight=-1 must be >= 0" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# -- trainer.precision=bf16-mixed
+
+
+def test_module_outputs_are_float32_under_bf16_autocast(cpu_bf16):
+    """The value MLP comes out bfloat16 under autocast: the module hands losses and metrics float32."""
+    from stonelab.models.move_prediction import MovePredictionModule
+
+    torch.manual_seed(0)
+    module = MovePredictionModule(MaddisonNet(36, 9, depth=3, filters=8, value_head=True), GoRules(9))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = module(torch.rand(4, 36, 9, 9), torch.tensor([1, -1, 1, -1]))
+    assert out.policy_logits.dtype == out.value_logit.dtype == torch.float32
+
+
+def test_bf16_mixed_fast_dev_run(tmp_path, compose_go, cpu_bf16):
+    from stonelab.pipeline import train
+
+    cfg = compose_go("maddison_cnn", ["model.net.depth=3", "model.net.filters=8", "model.net.value_head=true",
+                                      "+trainer.fast_dev_run=true", "trainer.precision=bf16-mixed",
+                                      "logger=none"], tmp_path)
+    metrics = train(cfg)["metrics"]
+    for key in ("train/loss", "train/policy_loss", "train/value_loss", "test/loss", "test/top1"):
+        assert torch.isfinite(torch.tensor(metrics[key])), key

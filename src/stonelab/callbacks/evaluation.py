@@ -16,7 +16,7 @@ from stonelab.callbacks.logging import log_metrics
 from stonelab.callbacks.selfplay import as_pruning
 from stonelab.errors import ConfigError, check
 from stonelab.models import checkpoints
-from stonelab.models.alphazero import net_evaluator
+from stonelab.models.evaluator import NetEvaluator, check_search_precision, search_precision
 from stonelab.search.mcts import MCTSConfig
 from stonelab.utils.threads import check_threads, torch_threads
 
@@ -34,12 +34,17 @@ class Evaluation(L.Callback):
     ratio against the current opponent) and appends every match to
     ``evaluations.jsonl`` in the checkpoint folder. With DDP each rank plays its
     share of the games and the results are summed.
+
+    ``precision`` ("32", "bf16", None: follow ``trainer.precision``) is the search
+    forward's, for the player and a checkpoint opponent alike. Their evaluators are
+    built once per fit: no net is moved to the device again for each match.
     """
 
     def __init__(self, search: dict | MCTSConfig, *, every_n_rounds: int = 50, games: int = 10,
                  pure_playouts: int = 1000, playouts_step: int = 1000, max_pure_playouts: int = 5000,
                  opponent_checkpoint: str | None = None, seed: int = 0, dirpath: str | None = None,
-                 at_train_end: bool = True, pruning=None, torch_threads: int | None = 1):
+                 at_train_end: bool = True, pruning=None, torch_threads: int | None = 1,
+                 precision: str | None = None):
         check([
             (lambda: every_n_rounds >= 1, f"callbacks.evaluation.every_n_rounds={every_n_rounds!r} must be >= 1"),
             (lambda: games >= 1, f"callbacks.evaluation.games={games!r} must be >= 1"),
@@ -51,6 +56,7 @@ class Evaluation(L.Callback):
              f"callbacks.evaluation.max_pure_playouts={max_pure_playouts!r} must be a whole number >= 1"),
         ])
         check_threads(torch_threads, "callbacks.evaluation.torch_threads")
+        self.precision = check_search_precision(precision, "callbacks.evaluation.precision")
         if opponent_checkpoint and not os.path.isfile(opponent_checkpoint):
             raise ConfigError(f"callbacks.evaluation.opponent_checkpoint={opponent_checkpoint}: no such file")
         self.search = search if isinstance(search, MCTSConfig) else MCTSConfig(**search)
@@ -71,6 +77,7 @@ class Evaluation(L.Callback):
         self.history: list[dict] = []
         self.elapsed_before = 0.0  # training seconds of earlier sessions of a resumed run
         self._fit_start: float | None = None
+        self._evaluators: dict[str, NetEvaluator] = {}  # "player" / "opponent", built on first use
 
     def state_dict(self) -> dict:
         return {"pure_playouts": self.pure_playouts, "best_win_ratio": self.best_win_ratio,
@@ -177,8 +184,9 @@ class Evaluation(L.Callback):
         wins = draws = losses = 0
         if games > 0:
             with module.evaluation_mode(), torch_threads(self.torch_threads):
-                player = NeuralMCTSPlayer(module.game, module.evaluator(), self.search, pruning=self.pruning)
-                opponent = self._opponent(module)
+                player = NeuralMCTSPlayer(module.game, self._evaluator(trainer, module, "player"), self.search,
+                                          pruning=self.pruning)
+                opponent = self._opponent(trainer, module)
                 # Two networks search deterministically: random 2-stone openings vary the games.
                 opening = 2 if self.opponent_checkpoint else 0
                 result = play_match(module.game, player, opponent, games, opening_moves=opening,
@@ -188,9 +196,21 @@ class Evaluation(L.Callback):
         counts = trainer.strategy.reduce(counts, reduce_op="sum")
         return MatchResult(*(int(c) for c in counts.tolist()))
 
-    def _opponent(self, module):
+    def _evaluator(self, trainer, module, which: str) -> NetEvaluator:
+        """The player's (the module's net) or the checkpoint opponent's evaluator, built once
+        on the module's device (again only if the module changed device or net)."""
+        cached = self._evaluators.get(which)
+        net = module.net if which == "player" else self._opponent_net
+        if cached is None or cached.device != module.device or cached.net is not net:
+            precision = search_precision(self.precision, trainer.precision)
+            cached = (module.evaluator(precision) if which == "player"
+                      else NetEvaluator(self._opponent_net, module.device, precision=precision))
+            self._evaluators[which] = cached
+        return cached
+
+    def _opponent(self, trainer, module):
         seed = self.seed * 7919 + module.rounds
         if self.opponent_checkpoint:
-            return NeuralMCTSPlayer(module.game, net_evaluator(self._opponent_net, module.device), self.search,
+            return NeuralMCTSPlayer(module.game, self._evaluator(trainer, module, "opponent"), self.search,
                                     name="checkpoint")
         return PureMCTSPlayer(module.game, self.pure_playouts, self.search.c_puct, seed=seed)

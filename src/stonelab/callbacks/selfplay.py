@@ -12,6 +12,7 @@ from lightning.pytorch.utilities import rank_zero_warn
 from stonelab.callbacks.logging import log_metrics
 from stonelab.errors import check
 from stonelab.games.gomoku_candidates import PruningConfig
+from stonelab.models.evaluator import check_search_precision, search_precision
 from stonelab.search.mcts import MCTSConfig
 from stonelab.search.selfplay import SelfPlaySlots
 from stonelab.utils.threads import check_threads, torch_threads
@@ -29,12 +30,16 @@ class SelfPlay(L.Callback):
     step samples it. Before training starts the buffer is filled to at least
     one batch. Randomness is seeded by (seed, rank, round), so a resumed run
     plays the same games it would have played.
+
+    ``precision`` ("32", "bf16", None: follow ``trainer.precision``) is the search
+    forward's (`stonelab.models.evaluator`). One evaluator serves the whole fit: the
+    net is not moved per round and the leaves' host buffer is reused.
     """
 
     def __init__(self, search: dict | MCTSConfig, *, games_per_round: int = 1,
                  steps_per_round: int = 1, temperature_moves: int = 8, seed: int = 0,
                  torch_threads: int | None = 1, pruning: dict | PruningConfig | None = None,
-                 parallel_games: int | None = None):
+                 parallel_games: int | None = None, precision: str | None = None):
         check([
             (lambda: games_per_round >= 1, f"callbacks.selfplay.games_per_round={games_per_round!r} must be >= 1"),
             (lambda: steps_per_round >= 1, f"callbacks.selfplay.steps_per_round={steps_per_round!r} must be >= 1"),
@@ -44,6 +49,7 @@ class SelfPlay(L.Callback):
              f"callbacks.selfplay.temperature_moves={temperature_moves!r} must be >= 0"),
         ])
         check_threads(torch_threads, "callbacks.selfplay.torch_threads")
+        self.precision = check_search_precision(precision, "callbacks.selfplay.precision")
         self.search = search if isinstance(search, MCTSConfig) else MCTSConfig(**search)
         self.pruning = as_pruning(pruning)
         self.games_per_round = games_per_round
@@ -55,6 +61,7 @@ class SelfPlay(L.Callback):
         self.last_stats: dict = {}  # the latest round's metrics, for result.json
         self.session: SelfPlaySlots | None = None  # built on first use (needs the game)
         self._loaded_slots: dict | None = None
+        self._evaluator = None  # built on first use, on the module's device
 
     def on_train_start(self, trainer, pl_module) -> None:
         # Epoch 0's first batch is drawn inside the first step; fill the buffer first.
@@ -74,7 +81,7 @@ class SelfPlay(L.Callback):
         rng = np.random.default_rng([self.seed, trainer.global_rank, module.rounds])
         slots = self._slots(trainer, module)
         with module.evaluation_mode(), torch_threads(self.torch_threads):
-            games = slots.play(module.evaluator(), self.games_per_round, rng)
+            games = slots.play(self._evaluator_of(trainer, module), self.games_per_round, rng)
         elapsed = time.perf_counter() - start
         added = trainer.datamodule.add_games(games.planes, games.policies, games.values)
         finished = len(games.lengths)
@@ -107,6 +114,13 @@ class SelfPlay(L.Callback):
             return ""
         return (f"{self.last_stats['search/playouts_per_s']:,.0f} playouts/s, "
                 f"{self.last_stats['selfplay/games_per_hour']:,.0f} games/h")
+
+    def _evaluator_of(self, trainer, module):
+        """The module's evaluator, built once (again only if the module changed device or net)."""
+        cached = self._evaluator
+        if cached is None or cached.device != module.device or cached.net is not module.net:
+            self._evaluator = module.evaluator(search_precision(self.precision, trainer.precision))
+        return self._evaluator
 
     def _slots(self, trainer, module) -> SelfPlaySlots:
         if self.session is None:

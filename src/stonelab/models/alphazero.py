@@ -17,14 +17,13 @@ from torch import nn
 
 from stonelab.errors import ConfigError, check
 from stonelab.games.gomoku import GomokuRules
-from stonelab.models.evaluator import net_evaluator  # noqa: F401  (re-exported: one source of truth)
+from stonelab.models.evaluator import NetEvaluator, net_evaluator  # noqa: F401  (re-exported: one source of truth)
 from stonelab.models.identity import (  # noqa: F401  (re-exported: one source of truth)
     CHECKPOINT_KEY,
     CheckpointMismatchError,
     check_identity,
     load_checkpoint_file,
 )
-from stonelab.search.mcts import Evaluator
 
 
 class AlphaZeroModule(L.LightningModule):
@@ -131,9 +130,11 @@ class AlphaZeroModule(L.LightningModule):
         finally:
             self.net.train(was_training)
 
-    def evaluator(self) -> Evaluator:
-        """Batched leaf evaluation on this module's device; call inside `evaluation_mode`."""
-        return net_evaluator(self.net, self.device)
+    def evaluator(self, precision: str = "32") -> NetEvaluator:
+        """Batched leaf evaluation on this module's device in ``precision`` ("32" or "bf16");
+        call inside `evaluation_mode`. Build it once and keep it: it holds the net where
+        Lightning put it and reuses its host buffer for every batch."""
+        return NetEvaluator(self.net, self.device, precision=precision)
 
     def identity(self) -> dict:
         """What a checkpoint must match to be loaded into this module."""

@@ -140,7 +140,10 @@ class BeliefViTModule(L.LightningModule):
     # -- the model
     def forward(self, planes: torch.Tensor, to_play: torch.Tensor,
                 history: torch.Tensor | None = None) -> GoModelOutput:
-        return self.net(planes.float(), to_play, history)
+        # float32 outputs under trainer.precision=bf16-mixed too (every head is bfloat16
+        # there): the belief error, calibration and value metrics are then computed in
+        # float32, not rounded to bf16's 8 bits of mantissa.
+        return self.net(planes.float(), to_play, history).apply(torch.Tensor.float)
 
     @torch.no_grad()
     def gated_moves(self, planes: torch.Tensor, to_play: torch.Tensor, legal: torch.Tensor | None = None,

@@ -115,7 +115,10 @@ class MovePredictionModule(L.LightningModule):
 
     # -- the model
     def forward(self, planes: torch.Tensor, to_play: torch.Tensor) -> GoModelOutput:
-        return self.net(planes.float(), to_play)
+        # Outputs in float32 under trainer.precision=bf16-mixed too (heads such as the
+        # value MLP come out bfloat16 there): losses and metrics are then computed and
+        # summed in float32, not with bf16's 8 bits of mantissa.
+        return self.net(planes.float(), to_play).apply(torch.Tensor.float)
 
     def _policy_loss(self, logits: torch.Tensor, target: torch.Tensor, smoothing: float = 0.0) -> torch.Tensor:
         """Cross-entropy with the expert's moves, passes left out when the net cannot play one."""

@@ -71,7 +71,11 @@ class PolicyValueNet(nn.Module):
     def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         x = self.trunk(planes)
         p = F.relu(self.policy_conv(x)).flatten(1)
-        log_policy = F.log_softmax(self.policy_fc(p), dim=-1)
+        # float32 outputs under any autocast (trainer.precision=bf16-mixed on CPU left
+        # them bfloat16): bf16 log-probabilities have 8 bits of mantissa, so exp(log_p)
+        # summed to 1 +- 5e-3 and the KL between two nearly equal policies, which drives
+        # the adaptive learning rate, came out 8e-4 for a true 5e-4 (8x8 net, 2026-12-01).
+        log_policy = F.log_softmax(self.policy_fc(p).float(), dim=-1)
         v = F.relu(self.value_conv(x)).flatten(1)
-        value = torch.tanh(self.value_fc2(F.relu(self.value_fc1(v)))).squeeze(-1)
+        value = torch.tanh(self.value_fc2(F.relu(self.value_fc1(v))).float()).squeeze(-1)
         return log_policy, value
