@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
+from functools import partial
 
 import lightning as L
 import numpy as np
 from lightning.pytorch.utilities import rank_zero_warn
 
 from stonelab.callbacks.logging import log_metrics
+from stonelab.callbacks.stop import StopRequested, stop_checking, stop_signal
 from stonelab.errors import check
 from stonelab.games.gomoku_candidates import PruningConfig
 from stonelab.search.mcts import MCTSConfig
 from stonelab.search.selfplay import SelfPlaySlots
+from stonelab.utils.distributed import sum_over_ranks
 from stonelab.utils.threads import check_threads, torch_threads
+
+log = logging.getLogger(__name__)
 
 
 class SelfPlay(L.Callback):
@@ -60,22 +66,44 @@ class SelfPlay(L.Callback):
         # Epoch 0's first batch is drawn inside the first step; fill the buffer first.
         # Under DDP every rank plays rounds until all buffers hold a batch: game lengths
         # differ between ranks, and a rank one round ahead would reach Evaluation's
-        # every_n_rounds match (a collective) alone and hang both ranks.
+        # every_n_rounds match (a collective) alone and hang both ranks. A stop signal on
+        # any rank ends the fill on all (StopOnSignal then stops the run).
         data = trainer.datamodule
-        while not trainer.strategy.reduce_boolean_decision(len(data.buffer) >= data.batch_size, all=True):
+        while True:
+            stopping, short = sum_over_ranks(trainer, [stop_signal(trainer) is not None,
+                                                       len(data.buffer) < data.batch_size])
+            if stopping or not short:
+                return
             self.play_round(trainer, pl_module)
 
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
         if pl_module.train_steps % self.steps_per_round == 0:
             self.play_round(trainer, pl_module)
 
-    def play_round(self, trainer, module) -> None:
+    def play_round(self, trainer, module) -> bool:
+        """One round of self-play; False if a stop signal cut it short (then nothing of it is kept)."""
         start = time.perf_counter()
         rng = np.random.default_rng([self.seed, trainer.global_rank, module.rounds])
         slots = self._slots(trainer, module)
-        with module.evaluation_mode(), torch_threads(self.torch_threads):
-            games = slots.play(module.evaluator(), self.games_per_round, rng)
-        elapsed = time.perf_counter() - start
+        before = slots.state_dict()  # the games in progress as the round found them
+        evaluate = stop_checking(module.evaluator(), partial(stop_signal, trainer))
+        try:
+            with module.evaluation_mode(), torch_threads(self.torch_threads):
+                games = slots.play(evaluate, self.games_per_round, rng)
+        except StopRequested:
+            # Back to the round's start: the checkpoint then holds the state this round began
+            # from, and the resumed run plays it again with the same seed, so it plays the
+            # games the uninterrupted run would have played.
+            slots.load_state_dict(before)
+            if trainer.is_global_zero:
+                log.info("%s: self-play round %d cut short after %.1f s; a resumed run plays it again",
+                         stop_signal(trainer), module.rounds + 1, time.perf_counter() - start)
+            return False
+        self._record(trainer, module, games, slots, time.perf_counter() - start)
+        return True
+
+    def _record(self, trainer, module, games, slots, elapsed: float) -> None:
+        """Put a round's finished games into the buffer, count them, log the round's metrics."""
         added = trainer.datamodule.add_games(games.planes, games.policies, games.values)
         finished = len(games.lengths)
         module.rounds += 1
@@ -97,7 +125,7 @@ class SelfPlay(L.Callback):
         self.last_stats = stats
         log_metrics(trainer, stats, step=module.train_steps)
 
-    def result_fields(self) -> dict:
+    def result_fields(self, trainer) -> dict:
         """This callback's part of result.json: the latest round's speed and the search's candidate restriction."""
         return {"pruning": dataclasses.asdict(self.pruning), "selfplay": self.last_stats}
 
