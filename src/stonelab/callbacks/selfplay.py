@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import logging
 import time
 from functools import partial
@@ -17,7 +18,7 @@ from stonelab.errors import check
 from stonelab.games.gomoku_candidates import PruningConfig
 from stonelab.search.mcts import MCTSConfig
 from stonelab.search.selfplay import SelfPlaySlots
-from stonelab.utils.distributed import sum_over_ranks
+from stonelab.utils.distributed import by_rank, gather_to_rank_zero, share_of, sum_over_ranks
 from stonelab.utils.threads import check_threads, torch_threads
 
 log = logging.getLogger(__name__)
@@ -59,8 +60,11 @@ class SelfPlay(L.Callback):
         self.torch_threads = torch_threads
         self.parallel_games = parallel_games
         self.last_stats: dict = {}  # the latest round's metrics, for result.json
+        self.games_finished = 0  # by this rank since this process started, with a digest of them
+        self.games_seen = hashlib.blake2b(digest_size=8)
         self.session: SelfPlaySlots | None = None  # built on first use (needs the game)
-        self._loaded_slots: dict | None = None
+        self._loaded: dict = {}  # the checkpoint's games in progress, every rank's
+        self._trainer = None
 
     def on_train_start(self, trainer, pl_module) -> None:
         # Epoch 0's first batch is drawn inside the first step; fill the buffer first.
@@ -123,11 +127,19 @@ class SelfPlay(L.Callback):
             "selfplay/games": float(module.games_played),
         }
         self.last_stats = stats
+        self.games_finished += finished
+        self.games_seen.update(games.planes.tobytes())
+        self.games_seen.update(games.winners.tobytes())
         log_metrics(trainer, stats, step=module.train_steps)
 
     def result_fields(self, trainer) -> dict:
-        """This callback's part of result.json: the latest round's speed and the search's candidate restriction."""
-        return {"pruning": dataclasses.asdict(self.pruning), "selfplay": self.last_stats}
+        """This callback's part of result.json: the latest round's speed, the search's candidate
+        restriction, and what each DDP rank played since this process started (its games
+        and a digest of them: ranks that play their own games have distinct digests)."""
+        mine = {"rank": trainer.global_rank, "games": self.games_finished, "games_digest": self.games_seen.hexdigest()}
+        fields = {"pruning": dataclasses.asdict(self.pruning), "selfplay": self.last_stats}
+        ranks = gather_to_rank_zero(trainer, mine)
+        return {**fields, "selfplay_by_rank": ranks} if ranks is not None else fields
 
     def progress_text(self) -> str:
         """Self-play speed of the latest round, for the per-round progress line."""
@@ -141,21 +153,26 @@ class SelfPlay(L.Callback):
             self.session = SelfPlaySlots(module.game, self.parallel_games or self.games_per_round,
                                        self.search, temperature_moves=self.temperature_moves,
                                        pruning=self.pruning)
-            # Checkpoints hold rank 0's games in progress; other ranks start afresh
-            # rather than replay copies of them.
-            if self._loaded_slots is not None and trainer.global_rank == 0:
-                dropped = self.session.load_state_dict(self._loaded_slots)
+            # Checkpoints hold every rank's games in progress; a rank the checkpoint has none
+            # for (a resume with more ranks) starts afresh rather than replay copies of them.
+            loaded = share_of(self._loaded, "slots", trainer.global_rank)
+            if loaded is not None:
+                dropped = self.session.load_state_dict(loaded)
                 if dropped:
                     rank_zero_warn(f"callbacks.selfplay: the checkpoint holds {dropped} games in progress "
-                                   f"for {len(self._loaded_slots['moves'])} slots, this run has "
+                                   f"for {len(loaded['moves'])} slots, this run has "
                                    f"{self.session.slots}; those games start afresh")
         return self.session
 
+    def setup(self, trainer, pl_module, stage: str) -> None:
+        self._trainer = trainer  # state_dict gathers every rank's games in progress
+
     def state_dict(self) -> dict:
-        return {"slots": self.session.state_dict()} if self.session is not None else {}
+        mine = self.session.state_dict() if self.session is not None else None
+        return by_rank(self._trainer, "slots", mine)
 
     def load_state_dict(self, state_dict: dict) -> None:
-        self._loaded_slots = state_dict.get("slots")
+        self._loaded = state_dict
 
 
 def as_pruning(pruning: dict | PruningConfig | None) -> PruningConfig:

@@ -1,4 +1,6 @@
-"""Sums over DDP ranks after work of unequal length, on a side gloo group, waited on by polling.
+"""What DDP ranks share: sums after work of unequal length, and per-rank state for the checkpoint.
+
+Sums go over a side gloo group, waited on by polling.
 
 Ranks reach these sums after work that takes each rank its own time (a self-play
 round, a share of an evaluation match): the early rank waits, for seconds. Two reasons
@@ -26,7 +28,7 @@ _side: tuple[object, object] | None = None  # (the default group it was made for
 
 def is_distributed(trainer) -> bool:
     """More than one rank, with torch.distributed set up (Lightning's DDP)."""
-    return trainer.world_size > 1 and dist.is_available() and dist.is_initialized()
+    return trainer is not None and trainer.world_size > 1 and dist.is_available() and dist.is_initialized()
 
 
 def sum_over_ranks(trainer, values: list[float]) -> list[float]:
@@ -59,3 +61,41 @@ def _wait(work) -> None:
         time.sleep(pause)
         pause = min(2 * pause, 0.05)  # quick when the ranks are in step, 20 polls/s when one is late
     work.wait()  # raises what the collective met (the group's timeout, a rank gone)
+
+
+def by_rank(trainer, key: str, mine) -> dict:
+    """Every rank's ``mine`` for the one checkpoint: ``{key: rank 0's, "other_ranks": [rank 1's, ...]}``.
+
+    Call it from a state_dict hook: Lightning calls those on every rank at each save, in
+    step, and writes rank 0's checkpoint only, so the other ranks get ``{}``. With one
+    process it is ``{key: mine}``, the state as it always was. The gather runs on the
+    default group: Lightning's SLURM SIGUSR1 handler saves a checkpoint from inside the
+    handler on every rank, and the default group is where collectives issued in handlers
+    pair up with each other.
+    """
+    gathered = gather_to_rank_zero(trainer, mine)
+    if gathered is None:
+        return {}
+    return {key: gathered[0], "other_ranks": gathered[1:]} if len(gathered) > 1 else {key: mine}
+
+
+def gather_to_rank_zero(trainer, mine) -> list | None:
+    """Every rank's ``mine`` on global rank 0 in rank order, None on the others ([mine] with one rank).
+
+    Every rank must call it at the same point, with the ranks in step (not after work of
+    unequal length: that is what `sum_over_ranks` is for).
+    """
+    if not is_distributed(trainer):
+        return [mine]
+    gathered = [None] * trainer.world_size if trainer.global_rank == 0 else None
+    dist.gather_object(mine, gathered, dst=0)
+    return gathered
+
+
+def share_of(state: dict, key: str, rank: int):
+    """This rank's part of a `by_rank` state; None for a rank the checkpoint holds nothing of
+    (a run resumed with more ranks than it was saved with)."""
+    if rank == 0:
+        return state.get(key)
+    others = state.get("other_ranks", [])
+    return others[rank - 1] if rank - 1 < len(others) else None
