@@ -64,6 +64,7 @@ def test_ddp_ranks_stay_in_step_play_their_own_games_and_resume_from_one_checkpo
     # A resume with trainer=ddp (the run's own settings) goes on from it, each rank from its own state.
     again = _train(repo_root, [f"ckpt_path={run / 'checkpoints' / 'last.ckpt'}", "trainer.max_epochs=2"], tmp_path)
     assert again.returncode == 0, again.stderr[-4000:]
+    assert again.stderr.count("resuming ") == 1  # said by rank 0 only
     result = json.loads((run / "result.json").read_text())
     assert (result["world_size"], result["train_steps"], result["rounds"]) == (2, 6, 8)
     assert result["ddp_weights_max_abs_diff"] == 0.0
@@ -119,3 +120,20 @@ def test_ddp_ranks_stop_together_on_sigterm_in_a_round(tmp_path, repo_root, tiny
     assert (last["stonelab"]["rounds"], last["stonelab"]["train_steps"]) == (1, 0)
     assert len(last["SelfPlayDataModule"]["other_ranks"]) == 1
     assert json.loads((run / "result.json").read_text())["stopped_by_signal"] == "SIGTERM"
+
+
+def test_plugins_of_the_config_reach_the_trainer_beside_atomic_checkpoints(tmp_path, compose_train, monkeypatch):
+    from lightning.pytorch.plugins.environments import SLURMEnvironment
+
+    from stonelab.pipeline import build
+    from stonelab.utils.checkpoint_io import AtomicCheckpointIO
+
+    for key, value in {"SLURM_NTASKS": "2", "SLURM_NTASKS_PER_NODE": "2", "SLURM_PROCID": "0", "SLURM_LOCALID": "0", "SLURM_NODEID": "0",
+                       "SLURM_JOB_ID": "1", "SLURM_JOB_NAME": "train"}.items():
+        monkeypatch.setenv(key, value)  # what srun gives the first of two tasks
+    slurm = "{_target_: lightning.pytorch.plugins.environments.SLURMEnvironment, auto_requeue: false}"
+    *_, trainer = build(compose_train(["trainer=ddp", "trainer.accelerator=cpu", "logger=none",
+                                       f"+trainer.plugins=[{slurm}]"], tmp_path))
+    environment = trainer.strategy.cluster_environment
+    assert isinstance(environment, SLURMEnvironment) and not environment.auto_requeue  # Lightning's requeue off
+    assert isinstance(trainer.strategy.checkpoint_io, AtomicCheckpointIO)

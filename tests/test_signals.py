@@ -23,8 +23,8 @@ import torch
 from stonelab.callbacks.stop import StopOnSignal, StoppedBySignal
 from stonelab.pipeline import train
 
-# Rounds of 8 games x 300 playouts: seconds each, so a signal 0.5 s into one lands inside it.
-LONG_ROUNDS = ["search.playouts=300", "callbacks.selfplay.games_per_round=8", "torch_threads=1", "logger=none"]
+# Rounds of 8 games x 200 playouts: 2-4 s each here, so a signal 0.5 s into one lands inside it.
+LONG_ROUNDS = ["search.playouts=200", "callbacks.selfplay.games_per_round=8", "torch_threads=1", "logger=none"]
 
 
 class _Train:
@@ -33,7 +33,7 @@ class _Train:
     def __init__(self, repo_root: Path, args: list[str], cwd: Path, *, own_group: bool = False):
         self.proc = subprocess.Popen([sys.executable, str(repo_root / "src" / "train.py"), *args], cwd=cwd,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                     start_new_session=own_group)
+                                     process_group=0 if own_group else None)
         self.lines: queue.Queue = queue.Queue()
         self.text = ""
         threading.Thread(target=self._read, daemon=True).start()

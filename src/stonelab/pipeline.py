@@ -22,6 +22,7 @@ from stonelab.resume import run_folder_of
 from stonelab.run_folder import remove_litter_of_failed_run, remove_partial_checkpoints
 from stonelab.utils.checkpoint_io import AtomicCheckpointIO
 from stonelab.utils.console import quiet_lightning
+from stonelab.utils.distributed import gather_to_rank_zero
 from stonelab.utils.threads import set_threads
 
 # AlphaZeroModule.training_step(dataloader_iter) is deliberate (see its comment).
@@ -55,8 +56,10 @@ def build(cfg: DictConfig):
     callbacks.sort(key=lambda c: isinstance(c, StopOnSignal))
     # The Budget callback owns max_time where there is one (the whole job, not just the fit loop).
     timer = {"max_time": None} if any(isinstance(c, Budget) for c in callbacks) else {}
-    trainer = instantiate(cfg.trainer, callbacks=callbacks, logger=loggers or False,
-                          plugins=[AtomicCheckpointIO()], **timer)
+    # Checkpoints are written atomically, beside the config's own plugins (a SLURMEnvironment
+    # with auto_requeue=false or another requeue signal): the keyword would replace those.
+    plugins = [AtomicCheckpointIO(), *(instantiate(p) for p in cfg.trainer.get("plugins") or [])]
+    trainer = instantiate(cfg.trainer, callbacks=callbacks, logger=loggers or False, plugins=plugins, **timer)
     return game, datamodule, model, callbacks, loggers, trainer
 
 
@@ -153,12 +156,27 @@ def summarize(cfg: DictConfig, model, callbacks, trainer, seconds: float, fit_me
         flat = torch.cat([p.detach().flatten() for p in model.parameters()])
         gathered = trainer.strategy.all_gather(flat)
         result["ddp_weights_max_abs_diff"] = float((gathered - gathered[0]).abs().max())
+        check_one_run_folder(cfg, trainer)
     merged = {**(fit_metrics or {}), **trainer.callback_metrics}
     result["metrics"] = {k: float(v) for k, v in merged.items() if v.numel() == 1}
     for cb in callbacks:
         if hasattr(cb, "result_fields"):
             result.update(cb.result_fields(trainer))
     return result
+
+
+def check_one_run_folder(cfg: DictConfig, trainer) -> None:
+    """Warn when ranks started by torchrun or srun made run folders of their own.
+
+    Each process composes its own config, and the default run folder is named after the
+    second it starts in. Rank 0 writes checkpoints, metrics and result.json, so training
+    is unharmed; the other folders hold only another rank's .hydra and train.log.
+    """
+    folders = gather_to_rank_zero(trainer, os.path.abspath(cfg.paths.output_dir))
+    if folders and len(set(folders)) > 1:
+        log.warning("the ranks wrote into %d run folders (%s): give every rank the same hydra.run.dir=... "
+                    "(README: More than one process or machine); rank 0's holds the run",
+                    len(set(folders)), ", ".join(sorted(set(folders))))
 
 
 def report(result: dict, trainer, result_path: str) -> None:
