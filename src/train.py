@@ -6,7 +6,7 @@ import hydra
 from omegaconf import DictConfig
 
 from stonelab.cli import run_or_explain
-from stonelab.resume import resume_argv
+from stonelab.resume import launched_rank, resume_argv
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="train")
@@ -19,7 +19,7 @@ def main(cfg: DictConfig) -> None:
 if __name__ == "__main__":
     # ckpt_path=<run>/checkpoints/last.ckpt resumes with that run's settings, in its folder.
     args, note = resume_argv(sys.argv[1:])
-    if note:
+    if note and launched_rank() == 0:  # once, not once per DDP process
         print(note, file=sys.stderr)
     sys.argv = [sys.argv[0], *args]
     sys.exit(main())

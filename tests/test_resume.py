@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stonelab.resume import override_key, resume_argv
+from stonelab.resume import launched_rank, override_key, resume_argv
 
 
 def _run_folder(tmp_path: Path, overrides: list[str]) -> Path:
@@ -40,6 +40,18 @@ def test_resume_reapplies_the_runs_overrides_and_lets_the_command_line_win(tmp_p
     assert f"hydra.run.dir={run}" in argv  # the same run folder
     assert not any(a.startswith("ckpt_path=old") or a == "hydra.run.dir=elsewhere" for a in argv)
     assert "changed now: search.playouts=200 -> 100" in note and "added now: seed=3" in note
+
+
+def test_the_rank_a_launcher_gave_this_process(monkeypatch):
+    for key in ("RANK", "LOCAL_RANK", "SLURM_PROCID"):
+        monkeypatch.delenv(key, raising=False)
+    assert launched_rank() == 0  # no launcher
+    monkeypatch.setenv("SLURM_PROCID", "3")
+    assert launched_rank() == 3  # srun
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    assert launched_rank() == 1  # a process Lightning started itself
+    monkeypatch.setenv("RANK", "5")
+    assert launched_rank() == 5  # torchrun
 
 
 def test_resume_leaves_other_command_lines_alone(tmp_path):

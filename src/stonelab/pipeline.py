@@ -11,15 +11,18 @@ import warnings
 import lightning as L
 import torch
 from hydra.utils import instantiate
+from lightning.pytorch.utilities.exceptions import SIGTERMException
 from omegaconf import DictConfig, OmegaConf
 
 from stonelab.callbacks.budget import Budget, format_duration, parse_duration
+from stonelab.callbacks.stop import StopOnSignal, StoppedBySignal
 from stonelab.errors import ConfigError
 from stonelab.models import checkpoints
 from stonelab.resume import run_folder_of
 from stonelab.run_folder import remove_litter_of_failed_run, remove_partial_checkpoints
 from stonelab.utils.checkpoint_io import AtomicCheckpointIO
 from stonelab.utils.console import quiet_lightning
+from stonelab.utils.distributed import gather_to_rank_zero
 from stonelab.utils.threads import set_threads
 
 # AlphaZeroModule.training_step(dataloader_iter) is deliberate (see its comment).
@@ -49,10 +52,14 @@ def build(cfg: DictConfig):
         if pruning is not None:
             pruning.validate_for_board(game.n)
     check_budget(cfg, model, callbacks)
+    # Its safe points follow the work of the others' hooks (the round in on_train_batch_start).
+    callbacks.sort(key=lambda c: isinstance(c, StopOnSignal))
     # The Budget callback owns max_time where there is one (the whole job, not just the fit loop).
     timer = {"max_time": None} if any(isinstance(c, Budget) for c in callbacks) else {}
-    trainer = instantiate(cfg.trainer, callbacks=callbacks, logger=loggers or False,
-                          plugins=[AtomicCheckpointIO()], **timer)
+    # Checkpoints are written atomically, beside the config's own plugins (a SLURMEnvironment
+    # with auto_requeue=false or another requeue signal): the keyword would replace those.
+    plugins = [AtomicCheckpointIO(), *(instantiate(p) for p in cfg.trainer.get("plugins") or [])]
+    trainer = instantiate(cfg.trainer, callbacks=callbacks, logger=loggers or False, plugins=plugins, **timer)
     return game, datamodule, model, callbacks, loggers, trainer
 
 
@@ -62,6 +69,8 @@ def train(cfg: DictConfig) -> dict:
     start = time.perf_counter()
     try:
         return _train(cfg, start)
+    except StoppedBySignal:
+        raise  # a clean stop: the run folder holds its last.ckpt
     except BaseException:
         # A run that failed before writing anything of its own leaves no empty run folder.
         remove_litter_of_failed_run(cfg.paths.output_dir, cfg.paths.get("log_dir"))
@@ -86,26 +95,46 @@ def _train(cfg: DictConfig, start: float) -> dict:
                      cfg.ckpt_path)
     for lg in loggers:
         lg.log_hyperparams(OmegaConf.to_container(cfg, resolve=True))
-    trainer.fit(model, datamodule=datamodule, ckpt_path=cfg.get("ckpt_path"))
+    stopped = fit_or_stop(trainer, model, datamodule, cfg.get("ckpt_path"))
+    if stopped is not None and not stopped.agreed and trainer.world_size > 1:
+        # Lightning stopped this rank alone: the others may be elsewhere, so no collective
+        # (summarize gathers from every rank) and no result.json.
+        log.warning("stopped by SIGTERM between two safe points: last.ckpt is the one written at the latest "
+                    "save, and there is no result.json")
+        raise stopped
     fit_metrics = dict(trainer.callback_metrics)  # trainer.test replaces them with test/*
-    if hasattr(datamodule, "test_dataloader") and getattr(datamodule, "test_games", 0):
+    if stopped is None and hasattr(datamodule, "test_dataloader") and getattr(datamodule, "test_games", 0):
         # Held-out games, scored with the best checkpoint on val (the last if none was kept).
         best = trainer.checkpoint_callback.best_model_path if trainer.checkpoint_callback else ""
         trainer.test(model, datamodule=datamodule, ckpt_path=best or None, verbose=False)
     result = summarize(cfg, model, callbacks, trainer, time.perf_counter() - start, fit_metrics)
+    result["stopped_by_signal"] = stopped.signal_name if stopped else None
     if trainer.is_global_zero:
         path = os.path.join(cfg.paths.output_dir, "result.json")
         with open(path, "w") as f:
             json.dump(result, f, indent=2)
         report(result, trainer, path)
+    if stopped is not None:
+        raise stopped  # its exit status says the run did not finish (StoppedBySignal)
     return result
+
+
+def fit_or_stop(trainer, model, datamodule, ckpt_path) -> StoppedBySignal | None:
+    """``trainer.fit``; the stop if SIGTERM or SIGINT ended it early (StopOnSignal), else None."""
+    try:
+        trainer.fit(model, datamodule=datamodule, ckpt_path=ckpt_path)
+    except StoppedBySignal as stop:
+        return stop
+    except SIGTERMException:  # Lightning's own, raised after a batch when SIGTERM came between safe points
+        return StoppedBySignal("SIGTERM", trainer.global_rank, agreed=False)
+    return None
 
 
 def summarize(cfg: DictConfig, model, callbacks, trainer, seconds: float, fit_metrics: dict | None = None) -> dict:
     """The run's final numbers, as written to result.json (sweeps collect these).
 
     The model adds its own part through ``result_fields(trainer)`` (alphazero: its
-    self-play counters), callbacks theirs through ``result_fields()``.
+    self-play counters), callbacks theirs through ``result_fields(trainer)``.
     """
     from hydra.core.hydra_config import HydraConfig
 
@@ -127,12 +156,27 @@ def summarize(cfg: DictConfig, model, callbacks, trainer, seconds: float, fit_me
         flat = torch.cat([p.detach().flatten() for p in model.parameters()])
         gathered = trainer.strategy.all_gather(flat)
         result["ddp_weights_max_abs_diff"] = float((gathered - gathered[0]).abs().max())
+        check_one_run_folder(cfg, trainer)
     merged = {**(fit_metrics or {}), **trainer.callback_metrics}
     result["metrics"] = {k: float(v) for k, v in merged.items() if v.numel() == 1}
     for cb in callbacks:
         if hasattr(cb, "result_fields"):
-            result.update(cb.result_fields())
+            result.update(cb.result_fields(trainer))
     return result
+
+
+def check_one_run_folder(cfg: DictConfig, trainer) -> None:
+    """Warn when ranks started by torchrun or srun made run folders of their own.
+
+    Each process composes its own config, and the default run folder is named after the
+    second it starts in. Rank 0 writes checkpoints, metrics and result.json, so training
+    is unharmed; the other folders hold only another rank's .hydra and train.log.
+    """
+    folders = gather_to_rank_zero(trainer, os.path.abspath(cfg.paths.output_dir))
+    if folders and len(set(folders)) > 1:
+        log.warning("the ranks wrote into %d run folders (%s): give every rank the same hydra.run.dir=... "
+                    "(README: More than one process or machine); rank 0's holds the run",
+                    len(set(folders)), ", ".join(sorted(set(folders))))
 
 
 def report(result: dict, trainer, result_path: str) -> None:
@@ -141,6 +185,10 @@ def report(result: dict, trainer, result_path: str) -> None:
     if result.get("job_seconds", 0) > result["seconds"] + 1:  # a resumed run
         took += f" (the whole run, with earlier sessions: {format_duration(result['job_seconds'])})"
     lines = [f"done in {took}" + (f": stopped at {result['stop_reason']}" if result.get("stop_reason") else "")]
+    if result.get("stopped_by_signal"):
+        resume = (f": resume with python src/train.py ckpt_path={result['last_checkpoint']}"
+                  if result.get("last_checkpoint") else "")
+        lines = [f"stopped by {result['stopped_by_signal']} after {took}{resume}"]
     if "rounds" in result:
         lines.append(f"{result['rounds']} rounds, {result['games_played']} games, {result['train_steps']} updates")
     if result.get("evaluations"):

@@ -10,6 +10,7 @@ folder (no ``.hydra`` beside its ``checkpoints/``) resumes with the command line
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import yaml
@@ -62,6 +63,16 @@ def resume_argv(argv: list[str]) -> tuple[list[str], str | None]:
     extra = [] if any(override_key(a) == "hydra.run.dir" for a in overrides) else [f"hydra.run.dir={_quoted(folder)}"]
     flags = [a for a in argv if a not in overrides]
     return [*flags, *kept, *overrides, *extra], message
+
+
+def launched_rank() -> int:
+    """This process's global rank as its launcher announced it before torch.distributed starts:
+    torchrun's RANK, LOCAL_RANK of the processes Lightning starts itself, SLURM_PROCID under
+    srun (Lightning reads them in this order); 0 without a launcher."""
+    for key in ("RANK", "LOCAL_RANK", "SLURM_PROCID"):
+        if os.environ.get(key, "").isdigit():
+            return int(os.environ[key])
+    return 0
 
 
 def _quoted(path: Path) -> str:

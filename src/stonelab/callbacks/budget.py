@@ -88,7 +88,7 @@ class Budget(L.Callback):
             return f"{format_duration(self.elapsed())} of {format_duration(self.max_seconds)}"
         return format_duration(self.elapsed())
 
-    def result_fields(self) -> dict:
+    def result_fields(self, trainer) -> dict:
         return {"stop_reason": self.stop_reason, "job_seconds": round(self.elapsed(), 1)}
 
     def progress_text(self) -> str:

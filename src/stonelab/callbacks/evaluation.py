@@ -6,18 +6,21 @@ import json
 import logging
 import os
 import time
+from functools import partial
 
 import lightning as L
-import torch
+import numpy as np
 
 from stonelab.arena.players import NeuralMCTSPlayer, PureMCTSPlayer, play_match
 from stonelab.arena.ratings import MatchResult
 from stonelab.callbacks.logging import log_metrics
 from stonelab.callbacks.selfplay import as_pruning
+from stonelab.callbacks.stop import StopRequested, stop_checking, stop_signal
 from stonelab.errors import ConfigError, check
 from stonelab.models import checkpoints
 from stonelab.models.evaluator import NetEvaluator, check_search_precision, search_precision
 from stonelab.search.mcts import MCTSConfig
+from stonelab.utils.distributed import sum_over_ranks
 from stonelab.utils.threads import check_threads, torch_threads
 
 log = logging.getLogger(__name__)
@@ -106,18 +109,33 @@ class Evaluation(L.Callback):
     def opponent_name(self) -> str:
         return f"checkpoint:{self.opponent_checkpoint}" if self.opponent_checkpoint else f"pure_mcts_{self.pure_playouts}"
 
-    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
-        rounds = pl_module.rounds
-        if rounds % self.every_n_rounds == 0 and rounds != self.last_eval_round:
+    def on_train_start(self, trainer, pl_module) -> None:
+        # A match due when a stop signal ended the run (cut short, or not yet begun) is
+        # played now, in the resumed run. A fresh run's buffer fill has made no update
+        # yet: its first match comes after one, as before.
+        if pl_module.train_steps > 0 and self._due(pl_module.rounds):
             self.evaluate(trainer, pl_module)
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        if self._due(pl_module.rounds):
+            self.evaluate(trainer, pl_module)
+
+    def _due(self, rounds: int) -> bool:
+        return rounds % self.every_n_rounds == 0 and rounds != self.last_eval_round
 
     def on_train_end(self, trainer, pl_module) -> None:
         if self.at_train_end and pl_module.rounds != self.last_eval_round:
             self.evaluate(trainer, pl_module)
 
-    def evaluate(self, trainer, module) -> MatchResult:
+    def evaluate(self, trainer, module) -> MatchResult | None:
+        """Play and record a match; None if a stop signal cut it short (nothing is recorded)."""
         start, elapsed = time.perf_counter(), self.elapsed()  # the strength the run had reached by now
         result = self._play_share(trainer, module)
+        if result is None:
+            if trainer.is_global_zero:
+                log.info("%s: evaluation at round %d cut short after %.1f s; a resumed run plays it again",
+                         stop_signal(trainer), module.rounds, time.perf_counter() - start)
+            return None
         record = {
             "round": module.rounds, "train_step": module.train_steps, "games_played": module.games_played,
             "elapsed_s": round(elapsed, 1),
@@ -159,7 +177,7 @@ class Evaluation(L.Callback):
         return (f"eval {h['win_ratio']:.2f} [{h['ci_low']:.2f}, {h['ci_high']:.2f}] vs {h['opponent']} "
                 f"(round {h['round']})")
 
-    def result_fields(self) -> dict:
+    def result_fields(self, trainer) -> dict:
         """This callback's part of result.json."""
         if not self.history:
             return {}
@@ -178,23 +196,28 @@ class Evaluation(L.Callback):
                      for h in self.history]
         return max(estimates, default=0.0)
 
-    def _play_share(self, trainer, module) -> MatchResult:
+    def _play_share(self, trainer, module) -> MatchResult | None:
+        """This rank's share of the games, summed over ranks; None if a stop signal cut any share short."""
         rank, world = trainer.global_rank, trainer.world_size
         games = self.games // world + (1 if rank < self.games % world else 0)
-        wins = draws = losses = 0
+        wins = draws = losses = cut = 0
+        stop = partial(stop_signal, trainer)  # checked before every search step
         if games > 0:
-            with module.evaluation_mode(), torch_threads(self.torch_threads):
-                player = NeuralMCTSPlayer(module.game, self._evaluator(trainer, module, "player"), self.search,
-                                          pruning=self.pruning)
-                opponent = self._opponent(trainer, module)
-                # Two networks search deterministically: random 2-stone openings vary the games.
-                opening = 2 if self.opponent_checkpoint else 0
-                result = play_match(module.game, player, opponent, games, opening_moves=opening,
-                                    seed=(self.seed * 7919 + module.rounds) * 64 + module.global_rank)
-                wins, draws, losses = result.wins, result.draws, result.losses
-        counts = torch.tensor([wins, draws, losses], dtype=torch.float64, device=module.device)
-        counts = trainer.strategy.reduce(counts, reduce_op="sum")
-        return MatchResult(*(int(c) for c in counts.tolist()))
+            try:
+                with module.evaluation_mode(), torch_threads(self.torch_threads):
+                    player = NeuralMCTSPlayer(module.game, stop_checking(self._evaluator(trainer, module, "player"), stop),
+                                              self.search, pruning=self.pruning)
+                    opponent = self._opponent(trainer, module, stop)
+                    # Two networks search deterministically: random 2-stone openings vary the games.
+                    opening = 2 if self.opponent_checkpoint else 0
+                    result = play_match(module.game, player, opponent, games, opening_moves=opening,
+                                        seed=(self.seed * 7919 + module.rounds) * 64 + module.global_rank)
+                    wins, draws, losses = result.wins, result.draws, result.losses
+            except StopRequested:
+                cut = 1
+        # Shares take each rank its own time: summed on the side group (stonelab.utils.distributed).
+        wins, draws, losses, cut = sum_over_ranks(trainer, [wins, draws, losses, cut])
+        return None if cut else MatchResult(int(wins), int(draws), int(losses))
 
     def _evaluator(self, trainer, module, which: str) -> NetEvaluator:
         """The player's (the module's net) or the checkpoint opponent's evaluator, built once
@@ -208,9 +231,28 @@ class Evaluation(L.Callback):
             self._evaluators[which] = cached
         return cached
 
-    def _opponent(self, trainer, module):
+    def _opponent(self, trainer, module, stop):
         seed = self.seed * 7919 + module.rounds
         if self.opponent_checkpoint:
-            return NeuralMCTSPlayer(module.game, self._evaluator(trainer, module, "opponent"), self.search,
-                                    name="checkpoint")
-        return PureMCTSPlayer(module.game, self.pure_playouts, self.search.c_puct, seed=seed)
+            evaluate = stop_checking(self._evaluator(trainer, module, "opponent"), stop)
+            return NeuralMCTSPlayer(module.game, evaluate, self.search, name="checkpoint")
+        return _StopBetweenGames(PureMCTSPlayer(module.game, self.pure_playouts, self.search.c_puct, seed=seed), stop)
+
+
+class _StopBetweenGames:
+    """A player that searches one game at a time (pure MCTS), asked game by game so that a
+    stop signal is seen between two searches rather than after a move in every game."""
+
+    def __init__(self, player, stop):
+        self.player, self.stop = player, stop
+
+    def __getattr__(self, name):  # name, reset, observe: the player's own
+        return getattr(self.player, name)
+
+    def choose(self, games: np.ndarray) -> np.ndarray:
+        moves = []
+        for g in games:
+            if self.stop():
+                raise StopRequested
+            moves.append(self.player.choose(np.array([g]))[0])
+        return np.array(moves, dtype=np.int64)

@@ -61,6 +61,9 @@ class RoundProgress(ProgressBar):
             self._bar.set_description(f"round {pl_module.rounds}, {pl_module.train_steps} updates", refresh=False)
             self._bar.refresh()
 
+    def on_exception(self, trainer, pl_module, exception: BaseException) -> None:
+        self.on_train_end(trainer, pl_module)  # a stop signal ends the fit with an exception: close the bar
+
     def on_train_end(self, trainer, pl_module) -> None:
         if self._bar is not None:
             self._bar.close()

@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import logging
 import time
+from functools import partial
 
 import lightning as L
 import numpy as np
 from lightning.pytorch.utilities import rank_zero_warn
 
 from stonelab.callbacks.logging import log_metrics
+from stonelab.callbacks.stop import StopRequested, stop_checking, stop_signal
 from stonelab.errors import check
 from stonelab.games.gomoku_candidates import PruningConfig
 from stonelab.models.evaluator import check_search_precision, search_precision
 from stonelab.search.mcts import MCTSConfig
 from stonelab.search.selfplay import SelfPlaySlots
+from stonelab.utils.distributed import by_rank, gather_to_rank_zero, share_of, sum_over_ranks
 from stonelab.utils.threads import check_threads, torch_threads
+
+log = logging.getLogger(__name__)
 
 
 class SelfPlay(L.Callback):
@@ -59,30 +66,55 @@ class SelfPlay(L.Callback):
         self.torch_threads = torch_threads
         self.parallel_games = parallel_games
         self.last_stats: dict = {}  # the latest round's metrics, for result.json
+        self.games_finished = 0  # by this rank since this process started, with a digest of them
+        self.games_seen = hashlib.blake2b(digest_size=8)
         self.session: SelfPlaySlots | None = None  # built on first use (needs the game)
-        self._loaded_slots: dict | None = None
         self._evaluator = None  # built on first use, on the module's device
+        self._loaded: dict = {}  # the checkpoint's games in progress, every rank's
+        self._trainer = None
 
     def on_train_start(self, trainer, pl_module) -> None:
         # Epoch 0's first batch is drawn inside the first step; fill the buffer first.
         # Under DDP every rank plays rounds until all buffers hold a batch: game lengths
         # differ between ranks, and a rank one round ahead would reach Evaluation's
-        # every_n_rounds match (a collective) alone and hang both ranks.
+        # every_n_rounds match (a collective) alone and hang both ranks. A stop signal on
+        # any rank ends the fill on all (StopOnSignal then stops the run).
         data = trainer.datamodule
-        while not trainer.strategy.reduce_boolean_decision(len(data.buffer) >= data.batch_size, all=True):
+        while True:
+            stopping, short = sum_over_ranks(trainer, [stop_signal(trainer) is not None,
+                                                       len(data.buffer) < data.batch_size])
+            if stopping or not short:
+                return
             self.play_round(trainer, pl_module)
 
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
         if pl_module.train_steps % self.steps_per_round == 0:
             self.play_round(trainer, pl_module)
 
-    def play_round(self, trainer, module) -> None:
+    def play_round(self, trainer, module) -> bool:
+        """One round of self-play; False if a stop signal cut it short (then nothing of it is kept)."""
         start = time.perf_counter()
         rng = np.random.default_rng([self.seed, trainer.global_rank, module.rounds])
         slots = self._slots(trainer, module)
-        with module.evaluation_mode(), torch_threads(self.torch_threads):
-            games = slots.play(self._evaluator_of(trainer, module), self.games_per_round, rng)
-        elapsed = time.perf_counter() - start
+        before = slots.state_dict()  # the games in progress as the round found them
+        evaluate = stop_checking(self._evaluator_of(trainer, module), partial(stop_signal, trainer))
+        try:
+            with module.evaluation_mode(), torch_threads(self.torch_threads):
+                games = slots.play(evaluate, self.games_per_round, rng)
+        except StopRequested:
+            # Back to the round's start: the checkpoint then holds the state this round began
+            # from, and the resumed run plays it again with the same seed, so it plays the
+            # games the uninterrupted run would have played.
+            slots.load_state_dict(before)
+            if trainer.is_global_zero:
+                log.info("%s: self-play round %d cut short after %.1f s; a resumed run plays it again",
+                         stop_signal(trainer), module.rounds + 1, time.perf_counter() - start)
+            return False
+        self._record(trainer, module, games, slots, time.perf_counter() - start)
+        return True
+
+    def _record(self, trainer, module, games, slots, elapsed: float) -> None:
+        """Put a round's finished games into the buffer, count them, log the round's metrics."""
         added = trainer.datamodule.add_games(games.planes, games.policies, games.values)
         finished = len(games.lengths)
         module.rounds += 1
@@ -102,11 +134,19 @@ class SelfPlay(L.Callback):
             "selfplay/games": float(module.games_played),
         }
         self.last_stats = stats
+        self.games_finished += finished
+        self.games_seen.update(games.planes.tobytes())
+        self.games_seen.update(games.winners.tobytes())
         log_metrics(trainer, stats, step=module.train_steps)
 
-    def result_fields(self) -> dict:
-        """This callback's part of result.json: the latest round's speed and the search's candidate restriction."""
-        return {"pruning": dataclasses.asdict(self.pruning), "selfplay": self.last_stats}
+    def result_fields(self, trainer) -> dict:
+        """This callback's part of result.json: the latest round's speed, the search's candidate
+        restriction, and what each DDP rank played since this process started (its games
+        and a digest of them: ranks that play their own games have distinct digests)."""
+        mine = {"rank": trainer.global_rank, "games": self.games_finished, "games_digest": self.games_seen.hexdigest()}
+        fields = {"pruning": dataclasses.asdict(self.pruning), "selfplay": self.last_stats}
+        ranks = gather_to_rank_zero(trainer, mine)
+        return {**fields, "selfplay_by_rank": ranks} if ranks is not None else fields
 
     def progress_text(self) -> str:
         """Self-play speed of the latest round, for the per-round progress line."""
@@ -127,21 +167,26 @@ class SelfPlay(L.Callback):
             self.session = SelfPlaySlots(module.game, self.parallel_games or self.games_per_round,
                                        self.search, temperature_moves=self.temperature_moves,
                                        pruning=self.pruning)
-            # Checkpoints hold rank 0's games in progress; other ranks start afresh
-            # rather than replay copies of them.
-            if self._loaded_slots is not None and trainer.global_rank == 0:
-                dropped = self.session.load_state_dict(self._loaded_slots)
+            # Checkpoints hold every rank's games in progress; a rank the checkpoint has none
+            # for (a resume with more ranks) starts afresh rather than replay copies of them.
+            loaded = share_of(self._loaded, "slots", trainer.global_rank)
+            if loaded is not None:
+                dropped = self.session.load_state_dict(loaded)
                 if dropped:
                     rank_zero_warn(f"callbacks.selfplay: the checkpoint holds {dropped} games in progress "
-                                   f"for {len(self._loaded_slots['moves'])} slots, this run has "
+                                   f"for {len(loaded['moves'])} slots, this run has "
                                    f"{self.session.slots}; those games start afresh")
         return self.session
 
+    def setup(self, trainer, pl_module, stage: str) -> None:
+        self._trainer = trainer  # state_dict gathers every rank's games in progress
+
     def state_dict(self) -> dict:
-        return {"slots": self.session.state_dict()} if self.session is not None else {}
+        mine = self.session.state_dict() if self.session is not None else None
+        return by_rank(self._trainer, "slots", mine)
 
     def load_state_dict(self, state_dict: dict) -> None:
-        self._loaded_slots = state_dict.get("slots")
+        self._loaded = state_dict
 
 
 def as_pruning(pruning: dict | PruningConfig | None) -> PruningConfig:

@@ -10,6 +10,7 @@ from stonelab.data.replay import ReplayBatches, ReplayBuffer
 from stonelab.errors import ConfigError, check
 from stonelab.games.gomoku import NUM_PLANES, GomokuRules
 from stonelab.games.symmetry import all_symmetries
+from stonelab.utils.distributed import by_rank, share_of
 
 
 class SelfPlayDataModule(L.LightningDataModule):
@@ -17,7 +18,7 @@ class SelfPlayDataModule(L.LightningDataModule):
 
     With ``augment`` every position enters the buffer in all 8 symmetries (as
     seed 000 does). Each DDP rank owns its own buffer, filled by its own
-    self-play, and draws the same number of batches.
+    self-play, and draws the same number of batches; checkpoints hold every rank's.
     """
 
     DATA = "selfplay"  # the data config that builds it (models name the one they learn from)
@@ -52,7 +53,11 @@ class SelfPlayDataModule(L.LightningDataModule):
         return DataLoader(dataset, batch_size=None, num_workers=0)
 
     def state_dict(self) -> dict:
-        return {"buffer": self.buffer.state_dict()}
+        # Every rank's own buffer goes into the one checkpoint, so each resumes with its own games.
+        return by_rank(self.trainer, "buffer", self.buffer.state_dict())
 
     def load_state_dict(self, state: dict) -> None:
-        self.buffer.load_state_dict(state["buffer"])
+        rank = self.trainer.global_rank if self.trainer is not None else 0
+        # A rank the checkpoint has no buffer for (more ranks now) starts from rank 0's:
+        # copies at first, but training can begin at once.
+        self.buffer.load_state_dict(share_of(state, "buffer", rank) or state["buffer"])
