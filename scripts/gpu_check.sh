@@ -97,7 +97,7 @@ EOF
 MCTS=(-m stonelab.bench mcts --json --board-size 8 --win-length 5 --playouts 64 --parallel 256 --games 256
       --pure-playouts 1000 --seconds 2 --threads 1)
 step mcts_fp32 100 "$PYTHON" "${MCTS[@]}" --device cuda --precision 32 --forward-batches 256 1024
-step mcts_tree_only 60 "$PYTHON" "${MCTS[@]}" --evaluator null
+step mcts_tree_only 60 "$PYTHON" "${MCTS[@]}" --evaluator null --threads 4   # tree threads: 1 beside 4
 step mcts_bf16 70 "$PYTHON" "${MCTS[@]}" --device cuda --precision bf16 --forward-batches 256 1024
 
 TRAIN=(-m stonelab.bench train --json --depth 12 --filters 128 --batch-size 128 --steps 40 --workers 6

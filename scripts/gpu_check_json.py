@@ -82,8 +82,9 @@ def summary(steps: dict) -> dict:
         out[f"train_lightning_samples_per_s_{precision}"] = _get(steps, f"train_{precision}",
                                                                   "lightning_samples_per_s")
         out[f"train_data_wait_fraction_{precision}"] = _get(steps, f"train_{precision}", "data_wait_fraction")
-    out["tree_only_playouts_per_s"] = _get(steps, "mcts_tree_only", "tree_only_playouts_per_s",
-                                           "neural_playouts_per_s")
+    for key in ("tree_playouts_per_s_1_thread", "tree_playouts_per_s_4_threads", "tree_threads_speedup",
+                "tree_threads_identical_games"):
+        out[key] = _get(steps, "mcts_tree_only", key)
     for name in ("alphazero_2min", "alphazero_resume"):
         for key in ("rounds", "games_played", "train_steps", "job_seconds", "stop_reason"):
             out[f"{name}_{key}"] = _get(steps, name, key)

@@ -16,9 +16,29 @@ def test_mcts_suite_json_keys(capsys):
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     for key in ["pure_playouts_per_s", "neural_playouts_per_s", "forward_states_per_s",
-                "selfplay_games_per_hour", "neural_over_forward"]:
+                "selfplay_games_per_hour", "neural_over_forward", "playouts_per_s_without_network"]:
         assert out[key] > 0, key
     assert out["game"] == "gomoku_6x6_c4"
+    shares = [out[f"{part}_share_of_selfplay_time"] for part in ("network", "tree", "other")]
+    assert all(0 < share < 1 for share in shares) and sum(shares) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("game", [["--board-size", "6", "--win-length", "4"], ["--game", "go_9"]])
+def test_mcts_null_evaluator_times_the_tree_on_one_thread_beside_many(capsys, game):
+    code = bench.main(["mcts", "--json", "--evaluator", "null", "--threads", "2", *game,
+                       "--games", "4", "--parallel", "3", "--playouts", "8"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    one, two = out["tree_playouts_per_s_1_thread"], out["tree_playouts_per_s_2_threads"]
+    assert one > 0 and two > 0 and out["tree_threads_speedup"] == two / one
+    assert out["tree_threads"] == 2 and out["evaluator"] == "null"
+    assert out["tree_threads_identical_games"] is True and out["tree_games"] >= 4
+    assert "neural_playouts_per_s" not in out  # no network in this run
+
+
+def test_mcts_bad_evaluator_is_a_clear_error(capsys):
+    assert bench.main(["mcts", "--evaluator", "random"]) == 2
+    assert "--evaluator 'random'" in capsys.readouterr().err
 
 
 def test_bad_game_is_a_clear_error(capsys):

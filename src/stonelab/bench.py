@@ -12,6 +12,15 @@ Suites:
            search stays on one CPU thread), `--precision bf16` under bf16
            autocast, `--forward-batches 256 1024` adds the forward ceiling at
            those batch sizes.
+           8 games, 8 parallel). Beside the network's share of self-play time,
+           the tree's share (selection, expansion, backup on one thread) and
+           playouts/s without the network: what is left once a GPU makes the
+           net fast.
+           `--evaluator null` times the tree alone (uniform priors over the
+           candidate moves, value 0, no network), the same self-play on 1 tree
+           thread and on `--threads` (here the `search.threads` count, not
+           torch's), replayed from the same state and seed: playouts/s of both,
+           their ratio, and whether both played the same games.
   kgs      positions/s of SGF parse + replay and of each Go feature encoder
            (one thread, features of every position of every game), the game
            cache's bytes per position, and positions/s of the whole cache build
@@ -142,11 +151,16 @@ def bench_neural(rules, games: int, parallel: int, playouts: int, threads: int, 
     elapsed = time.perf_counter() - start
     forward = _forward_rate(evaluate, parallel, num_planes, n, seconds)
     neural = result.simulations / elapsed
+    tree_seconds = result.search_seconds - forward_seconds[0]
     return {
         "neural_playouts_per_s": neural,
         "forward_states_per_s": forward,
         "neural_over_forward": neural / forward,
         "network_share_of_selfplay_time": forward_seconds[0] / elapsed,
+        # The rest of the search (select, expand, backup, one tree thread): what is left when the net is fast.
+        "tree_share_of_selfplay_time": tree_seconds / elapsed,
+        "other_share_of_selfplay_time": 1.0 - result.search_seconds / elapsed,  # move choice, records
+        "playouts_per_s_without_network": result.simulations / (elapsed - forward_seconds[0]),
         "terminal_leaf_share": 1.0 - result.evaluations / max(result.simulations, 1),
         "selfplay_games_per_hour": len(result.lengths) / elapsed * 3600.0,
         "selfplay_mean_game_length": float(result.lengths.mean()),
@@ -191,6 +205,65 @@ def device_fields(device: str, precision: str) -> dict:
     return out
 
 
+def null_evaluator(num_actions: int):
+    """Uniform priors (the game keeps its candidate moves and renormalises), value 0: no network.
+
+    The answers are views of arrays made once, so the evaluator itself costs next to nothing.
+    """
+    priors = np.full((0, num_actions), 1.0 / num_actions, np.float32)
+    values = np.zeros(0, np.float32)
+
+    def evaluate(planes):
+        nonlocal priors, values
+        b = planes.shape[0]
+        if b > len(values):
+            priors = np.full((b, num_actions), 1.0 / num_actions, np.float32)
+            values = np.zeros(b, np.float32)
+        return priors[:b], values[:b]
+
+    return evaluate
+
+
+def bench_tree(rules, games: int, parallel: int, playouts: int, threads: int) -> dict:
+    """Self-play playouts/s of the tree alone (`null_evaluator`) on 1 and on ``threads`` tree
+    threads (``search.threads``), side by side: the same games replayed from the same steady
+    state and seed, so both counts do the same work (and must give the same games)."""
+    import copy
+    from dataclasses import replace
+
+    from stonelab.search.mcts import MCTSConfig
+    from stonelab.search.selfplay import SelfPlaySlots
+
+    game = rules if hasattr(rules, "spec") else rules.search_game()
+    evaluate = null_evaluator(game.num_actions)
+    config = MCTSConfig(playouts=playouts)
+    slots = SelfPlaySlots(rules, parallel, config, temperature_moves=8)
+    slots.play(evaluate, parallel, np.random.default_rng(0))  # compile, and fill every slot
+    start_state = copy.deepcopy((slots.moves, slots.records))
+    out, results = {}, {}
+    for count in sorted({1, threads}):
+        slots.moves, slots.records = copy.deepcopy(start_state)
+        slots.config = replace(config, threads=count)
+        start, cpu = time.perf_counter(), time.process_time()
+        results[count] = slots.play(evaluate, games, np.random.default_rng(2))
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+        label = f"{count}_thread{'s' if count > 1 else ''}"
+        out[f"tree_playouts_per_s_{label}"] = results[count].simulations / elapsed
+        # Per second of CPU used by the process: on a busy machine the share of the cores a
+        # process gets caps its wall-clock speed-up; this shows the threads' own overhead.
+        out[f"tree_playouts_per_cpu_s_{label}"] = results[count].simulations / cpu
+    one = out["tree_playouts_per_s_1_thread"]
+    many = out[f"tree_playouts_per_s_{threads}_thread{'s' if threads > 1 else ''}"]
+    out["tree_threads"] = threads
+    out["tree_threads_speedup"] = many / one
+    out["tree_threads_identical_games"] = bool(
+        np.array_equal(results[1].policies, results[threads].policies)
+        and np.array_equal(results[1].lengths, results[threads].lengths))
+    out["tree_games"] = len(results[1].lengths)
+    out["tree_parallel_games"] = parallel
+    return out
+
+
 def suite_mcts(args) -> dict:
     from stonelab.errors import ConfigError
     from stonelab.games.gomoku import GomokuRules
@@ -199,6 +272,10 @@ def suite_mcts(args) -> dict:
     playouts = args.playouts or (64 if go else 400)
     games = args.games or (8 if go else 192)
     parallel = min(args.parallel or (8 if go else 64), games)
+    if args.evaluator not in ("net", "null"):
+        raise ConfigError(f"--evaluator {args.evaluator!r}: use net or null")
+    if args.threads < 1:
+        raise ConfigError(f"--threads {args.threads}: give 1 or more")
     if go:
         from stonelab.games.go import GoRules
         from stonelab.games.go_search import GoSearch
@@ -214,6 +291,11 @@ def suite_mcts(args) -> dict:
         name = rules.name
     else:
         raise ConfigError(f"--game {args.game!r}: use gomoku or go_N (e.g. go_9)")
+    if args.evaluator == "null":
+        out = {"game": name, "evaluator": "null", "playouts": playouts, "cpu_count": os.cpu_count(),
+               "load_average_1min": os.getloadavg()[0]}
+        out.update(bench_tree(rules, games, parallel, playouts, args.threads))
+        return out
     device = bench_device(args.device)
     out = {"game": name, "playouts": playouts, "torch_threads": args.threads,
            "cpu_count": os.cpu_count(), **device_fields(device, args.precision)}
@@ -656,7 +738,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parallel", type=int, default=None,
                         help="self-play games searched at once; finished slots start the next game "
                              "(default 64, go: 8)")
-    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch threads")
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                        help="torch threads; mcts --evaluator null: tree threads (search.threads), "
+                             "timed beside 1")
+    parser.add_argument("--evaluator", default="net",
+                        help="mcts: net (an untrained net) or null (uniform priors, value 0: the tree alone)")
     parser.add_argument("--seconds", type=float, default=3.0,
                         help="minimum time per pure-MCTS timing and per forward-ceiling timing (mcts)")
     parser.add_argument("--sources", nargs="+", default=["data/kgs"],

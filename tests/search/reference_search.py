@@ -31,10 +31,12 @@ def deterministic_evaluator(num_actions: int):
     return evaluate
 
 
-def run_reference(**mcts_kwargs) -> np.ndarray:
-    """Root visits ``[games, moves, A]``: 3 games, 6 searched moves each, with reuse and virtual loss."""
+def run_reference(threads: int = 1, **mcts_kwargs) -> np.ndarray:
+    """Root visits ``[games, moves, A]``: 3 games, 6 searched moves each, with reuse and virtual loss
+    (the tree work on ``threads`` threads; the result must not depend on it)."""
     rules = GomokuRules(8, 5)
-    mcts = BatchedMCTS(rules, len(OPENINGS), MCTSConfig(playouts=60, leaves_per_game=2), **mcts_kwargs)
+    config = MCTSConfig(playouts=60, leaves_per_game=2, threads=threads)
+    mcts = BatchedMCTS(rules, len(OPENINGS), config, **mcts_kwargs)
     for g, moves in enumerate(OPENINGS):
         for move in moves:
             mcts.play(g, move)

@@ -5,6 +5,53 @@ virtual loss) and evaluates all of them in ONE call of the injected
 ``evaluate`` function. Trees live in a `stonelab.search.tree.Tree` and are
 reused between moves. The game comes from ``rules.search_game(pruning)`` (a
 `stonelab.search.game.SearchGame`); nothing here knows its rules.
+
+Tree threads (``search.threads``): selection, expansion and backup of a step run
+on that many threads, each worker taking a contiguous block of games and its own
+rows of scratch (`stonelab.search.tree.Scratch`); the kernels are ``nogil``, so
+the threads run side by side while the caller waits. Each game selects into its own
+slots ``g * leaves_per_game, ...`` and `stonelab.search.tree.pack_leaves` then
+packs them in the order one thread would give, so batches, trees and visits are
+the same for any thread count (these kernels draw no random numbers; root noise
+stays on the calling thread). A step is one call per worker (expand the evaluated
+batch, then select into the other of two batches), two while root noise or a
+clock has to come between. Default 1: more pay off when the network is fast (a
+GPU) and the tree becomes the bottleneck; see ``python -m stonelab.bench mcts
+--evaluator null --threads N``.
+
+Why Python threads over ``nogil`` kernels rather than numba's ``prange``
+(measured 2026-12-01 on 2 cores busy with two training processes, tree only,
+ratios of 2 threads to 1 in the same process):
+
+* ``@njit(parallel=True)`` with ``prange`` over games does not compile for
+  Gomoku: a parallel loop unpacks one level of namedtuple, and `GomokuGame` keeps
+  its pruning parameters as a tuple inside the spec ("scalar type UniTuple(int64
+  x 8) given for non scalar argument"). On 9x9 Go (16 games, 128 playouts) it ran,
+  but under numba's default OpenMP layer 2 threads gave 1,000-2,400 playouts/s
+  against 44,000-67,000 on one (OpenMP's spinning workers beside busy processes);
+  with ``OMP_WAIT_POLICY=passive`` x1.02-1.11, where the Python threads of the
+  time gave x0.86-0.89. It would also tie every user to a threading layer
+  (GNU OpenMP is not fork-safe).
+* Python threads work for any game's spec, leave numba's threading alone and keep
+  ``cache=True`` hitting. Their cost is per step: a call through numba's
+  dispatcher costs 12-20 µs (typing the namedtuple arguments) and a
+  `concurrent.futures` pool 70-80 µs per round of 2 empty calls, so 2 threads first
+  ran at x0.37-0.57 (8x8, 64 games, 400 playouts). Entry points bound once
+  (`stonelab.search.workers.bind`: 2 µs a call), a small runner
+  (`stonelab.search.workers.Workers`: 14-17 µs of CPU per round) and one round per
+  step instead of two gave, with ``bench mcts --evaluator null --threads 2``
+  (8x8, 400 playouts), x0.83-0.86 of wall clock at 64 games (x0.83-0.84 per CPU
+  second), x0.96 at 256 games (x0.96), and x0.78 on 9x9 Go with 8 games (x0.76).
+  On that machine the process never got more than about one core, with one
+  thread or with two, so the wall-clock ratio could not pass 1; per CPU second is
+  what the threads themselves cost: about 16% at 64 games, 4% at 256. On one
+  thread the bound entry points made the tree faster than before (366k-403k
+  against 340k playouts per CPU second, 64 games with 2 leaves each, null
+  evaluator).
+* What stays on one thread: at 64 games 79% of the tree-only self-play time is in
+  the per-worker kernels (84% at 256); packing the batch, the evaluator call,
+  move choice and building the trees are the rest, which bounds 2 threads near
+  x1.65 (x1.72 at 256 games) even on idle cores.
 """
 
 from __future__ import annotations
@@ -18,6 +65,7 @@ import numpy as np
 from stonelab.errors import ConfigError, check
 from stonelab.search import tree as T
 from stonelab.search.game import ONGOING
+from stonelab.search.workers import Workers, bind
 
 # (planes [B, C, n, n] float32) -> (priors [B, A] float32, values [B] float32 in [-1, 1])
 Evaluator = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
@@ -49,6 +97,8 @@ class MCTSConfig:
       keeps its visits on top of these).
     leaves_per_game: leaves selected per game per batched evaluation; >1 needs
       virtual loss to spread them.
+    threads: threads for the tree work of each step, games split between them
+      (at most one per game); results do not depend on it.
     """
 
     playouts: int = 400
@@ -62,6 +112,7 @@ class MCTSConfig:
     go_value: str = "auto"  # Go leaf value: net | playouts | none | auto (`stonelab.models.go_evaluator`)
     go_value_playouts: int = 4  # random playouts per leaf with go_value=playouts
     max_nodes: int | None = None  # tree size of an engine's search; None: twice the playouts
+    threads: int = 1  # threads for selection, expansion and backup (games split between them; same results)
 
     def __post_init__(self):
         check([
@@ -82,6 +133,8 @@ class MCTSConfig:
              f"search.go_value_playouts={self.go_value_playouts!r} must be an integer >= 1"),
             (lambda: self.max_nodes is None or (isinstance(self.max_nodes, int) and self.max_nodes >= 16),
              f"search.max_nodes={self.max_nodes!r} must be null or an integer >= 16"),
+            (lambda: isinstance(self.threads, int) and not isinstance(self.threads, bool) and self.threads >= 1,
+             f"search.threads={self.threads!r} must be an integer >= 1"),
         ], SearchConfigError)
 
 
@@ -108,9 +161,7 @@ class BatchedMCTS:
         else:
             self.game = rules.search_game(pruning)
         self.pruning = getattr(self.game, "pruning", None)
-        # [expansions, candidate moves, legal moves] summed over expansions
-        self.candidate_stats = np.zeros(3, dtype=np.int64)
-        n, a = self.game.board_size, self.game.num_actions
+        a = self.game.num_actions
         # A tree needs a node per simulation; twice that leaves room for reuse.
         m = max_nodes or config.max_nodes or 2 * (config.playouts + 2) + 8
         if m < config.playouts + 2:
@@ -120,22 +171,29 @@ class BatchedMCTS:
         self.tree = T.new_tree(num_games, m, m * a)
         self.roots = self.game.new_positions(num_games)
         self.outcomes = np.zeros(num_games, dtype=np.int32)
-        max_batch = num_games * config.leaves_per_game
-        self._leaf_planes = np.zeros((max_batch, self.game.num_planes, n, n), dtype=np.float32)
-        self._leaves = self.game.new_positions(max_batch)
-        self._leaf_game = np.zeros(max_batch, dtype=np.int32)
-        self._leaf_node = np.zeros(max_batch, dtype=np.int32)
-        # A path never holds more edges than the tree has nodes.
-        self._leaf_paths = np.zeros((max_batch, m + 1), dtype=np.int32)
-        self._leaf_depth = np.zeros(max_batch, dtype=np.int32)
-        batch = self.game.new_positions(1)
-        self._pos = type(batch)(*(field[0] for field in batch))  # one position, scratch
-        self._path = np.zeros(m + 1, dtype=np.int32)
-        self._candidates = np.zeros(a, dtype=np.bool_)
+        self.workers = max(1, min(config.threads, num_games))  # a thread without a game would idle
+        # Two leaf batches: a step expands one while its workers select into the other.
+        self._batches = [self._new_batch(num_games * config.leaves_per_game, m) for _ in range(2)]
+        self._current = 0  # the batch of the last selection
+        rows = self.workers * T.SPREAD
+        self._scratch = T.Scratch(self.game.new_positions(rows), np.zeros((rows, m + 1), dtype=np.int32),
+                                  np.zeros((rows, a), dtype=np.bool_), np.zeros((rows, 3), dtype=np.int64))
+        self._kernels: dict = {}  # kernel -> its entry point for the argument types of this object
+        self._threads = Workers(self.workers) if self.workers > 1 else None
         self.evaluations = 0  # leaves sent to the network, for throughput stats
         self.simulations = 0
+        self.search_seconds = 0.0  # wall time inside `search`, evaluations included
         for g in range(num_games):
             self.reset(g)
+
+    def _new_batch(self, size: int, max_nodes: int) -> T.LeafBatch:
+        n, g = self.game.board_size, self.num_games
+        return T.LeafBatch(
+            np.zeros((size, self.game.num_planes, n, n), dtype=np.float32), self.game.new_positions(size),
+            np.zeros(size, dtype=np.int32), np.zeros(size, dtype=np.int32),
+            # A path never holds more edges than the tree has nodes.
+            np.zeros((size, max_nodes + 1), dtype=np.int32), np.zeros(size, dtype=np.int32),
+            np.zeros(g, dtype=np.int32), np.zeros(g + 1, dtype=np.int32))
 
     @property
     def root_board(self) -> np.ndarray:
@@ -194,6 +252,7 @@ class BatchedMCTS:
         Between batched evaluations the clock is read, so a search overshoots its
         deadline by at most one evaluation.
         """
+        started = time.perf_counter()
         cfg = self.config
         playouts = cfg.playouts if playouts is None else playouts
         if playouts + 2 > self.max_nodes:
@@ -207,39 +266,99 @@ class BatchedMCTS:
             active[np.asarray(games, dtype=np.int64)] = True
         active &= self.outcomes == ONGOING
         a = self.game.num_actions
-        for g in np.flatnonzero(active):
-            T.ensure_room(tree, g, playouts + 1, a)
+        self._on_workers(T.ensure_room_games, tree, active, playouts + 1, a)
         # A root not yet expanded takes one extra simulation, so the root
         # children always gain exactly `playouts` visits.
         root_fresh = tree.num_children[np.arange(self.num_games), tree.root] < 0
         sims_done = np.zeros(self.num_games, dtype=np.int64)
         sims_target = np.where(active, playouts + root_fresh, 0).astype(np.int64)
         noise_pending = active.copy() if add_noise else np.zeros_like(active)
-        self._apply_noise(noise_pending)
-        while np.any(sims_done < sims_target):
-            b = T.select_leaves(
-                tree, spec, self.roots, cfg.c_puct, cfg.virtual_loss, cfg.leaves_per_game,
-                sims_done, sims_target, self._leaf_planes, self._leaves, self._leaf_game,
-                self._leaf_node, self._leaf_paths, self._leaf_depth, self._pos, self._path)
+        noise_left = self._apply_noise(noise_pending)
+        b = self._select(sims_done, sims_target)
+        while True:
             if b > 0:
-                if isinstance(evaluate, PositionEvaluator):
-                    priors, values = evaluate.evaluate_positions(self._leaves, b)
-                else:
-                    priors, values = evaluate(self._leaf_planes[:b])
-                T.expand_and_backup(
-                    tree, spec, b, self._leaves, self._leaf_game, self._leaf_node, self._leaf_paths,
-                    self._leaf_depth, np.ascontiguousarray(priors, dtype=np.float32),
-                    np.ascontiguousarray(values, dtype=np.float32), sims_done,
-                    self._candidates, self.candidate_stats)
+                priors, values = self._evaluate(evaluate, b)
                 self.evaluations += b
-            self._apply_noise(noise_pending)
+                if not noise_left and deadline is None:
+                    # Nothing needs to come between: each worker expands and selects in one call.
+                    b = self._expand_and_select(priors, values, sims_done, sims_target)
+                    if b > 0:
+                        continue
+                else:
+                    self._on_workers(T.expand_games, tree, spec, self._batches[self._current],
+                                     priors, values, sims_done, self._scratch)
+            if noise_left:
+                noise_left = self._apply_noise(noise_pending)
             if deadline is not None and time.monotonic() >= deadline:
                 break
+            if not (sims_done < sims_target).any():
+                break
+            b = self._select(sims_done, sims_target)
         self.simulations += int(sims_done.sum() - root_fresh[active].sum())  # playouts, as configured
         visits = np.zeros((self.num_games, a), dtype=np.float32)
         for g in np.flatnonzero(active):
             T.root_visits(tree, g, visits[g])
+        self.search_seconds += time.perf_counter() - started
         return visits
+
+    def _kernel(self, kernel, *args):
+        """``kernel``'s entry point for the types of ``args``, resolved once per search object."""
+        fn = self._kernels.get(kernel)
+        if fn is None:
+            fn = self._kernels[kernel] = bind(kernel, *args)
+        return fn
+
+    def _on_workers(self, kernel, *args) -> None:
+        """``kernel(*args, worker, workers)`` on every worker at once (each takes its own games)."""
+        w = self.workers
+        fn = self._kernel(kernel, *args, 0, w)
+        if w == 1:
+            fn(*args, 0, 1)
+        else:
+            self._threads.run(lambda worker: fn(*args, worker, w))
+
+    def _settings(self, sims_done, sims_target) -> tuple:
+        cfg = self.config
+        return (self.tree, self.game.spec, self.roots, cfg.c_puct, cfg.virtual_loss, cfg.leaves_per_game,
+                sims_done, sims_target)
+
+    def _pack(self) -> int:
+        args = (self.game.spec, self._batches[self._current], self.config.leaves_per_game)
+        return self._kernel(T.pack_leaves, *args)(*args)
+
+    def _select(self, sims_done, sims_target) -> int:
+        """Leaves of every game short of its target into the current batch; returns how many."""
+        self._on_workers(T.select_games, *self._settings(sims_done, sims_target),
+                         self._batches[self._current], self._scratch)
+        return self._pack()
+
+    def _expand_and_select(self, priors, values, sims_done, sims_target) -> int:
+        """Expand the current batch, select into the other one (which becomes current)."""
+        evaluated = self._batches[self._current]
+        self._current = 1 - self._current
+        self._on_workers(T.expand_and_select_games, *self._settings(sims_done, sims_target),
+                         evaluated, priors, values, self._batches[self._current], self._scratch)
+        return self._pack()
+
+    def _evaluate(self, evaluate, b: int) -> tuple[np.ndarray, np.ndarray]:
+        """Priors ``[b, A]`` and values ``[b]`` (float32, contiguous) of the current batch's leaves."""
+        batch = self._batches[self._current]
+        if isinstance(evaluate, PositionEvaluator):
+            priors, values = evaluate.evaluate_positions(batch.positions, b)
+        else:
+            priors, values = evaluate(batch.planes[:b])
+        priors = np.ascontiguousarray(priors, dtype=np.float32)
+        values = np.ascontiguousarray(values, dtype=np.float32)
+        a = self.game.num_actions
+        if priors.shape != (b, a) or values.shape != (b,):
+            raise ValueError(f"the evaluator returned priors {priors.shape} and values {values.shape} "
+                             f"for {b} leaves: expected ({b}, {a}) and ({b},)")
+        return priors, values
+
+    @property
+    def candidate_stats(self) -> np.ndarray:
+        """[expansions, candidate moves, legal moves] summed over the expansions so far."""
+        return self._scratch.stats.sum(axis=0)
 
     @property
     def candidates_mean(self) -> float:
@@ -253,13 +372,14 @@ class BatchedMCTS:
         _, candidates, legal = self.candidate_stats
         return float(1.0 - candidates / legal) if legal else float("nan")
 
-    def _apply_noise(self, pending: np.ndarray) -> None:
-        """Noise each pending root once it has been expanded."""
+    def _apply_noise(self, pending: np.ndarray) -> bool:
+        """Noise each pending root once it has been expanded; returns whether any is left."""
         for g in np.flatnonzero(pending):
             if self.tree.num_children[g, self.tree.root[g]] >= 0:
                 T.add_dirichlet_noise(self.tree, g, self.config.dirichlet_alpha,
                                       self.config.dirichlet_epsilon)
                 pending[g] = False
+        return bool(pending.any())
 
 
 def visits_to_policy(visits: np.ndarray, temperature: float) -> np.ndarray:

@@ -29,6 +29,7 @@ class SelfPlayGames:
     evaluations: int
     candidates_mean: float  # moves expanded per node
     candidate_reduction: float  # fraction of legal moves pruned at expansion
+    search_seconds: float = 0.0  # wall time inside `BatchedMCTS.search`, network calls included
 
 
 class SelfPlaySlots:
@@ -139,7 +140,8 @@ def _collect(finished: list[tuple[list, int]], mcts: BatchedMCTS) -> SelfPlayGam
         lengths=np.array([len(r) for r, _ in finished]),
         winners=np.array([w for _, w in finished], dtype=np.int8),
         simulations=mcts.simulations, evaluations=mcts.evaluations,
-        candidates_mean=mcts.candidates_mean, candidate_reduction=mcts.candidate_reduction)
+        candidates_mean=mcts.candidates_mean, candidate_reduction=mcts.candidate_reduction,
+        search_seconds=mcts.search_seconds)
 
 
 def play_games(rules, evaluate: Evaluator, num_games: int, config: MCTSConfig,

@@ -9,6 +9,12 @@ as the ``game`` argument.
 A leaf's network value is from the view of the player to move there; backup
 flips its sign at every ply. Terminal nodes are scored exactly and never sent
 to the network.
+
+The step kernels (`select_games`, `expand_games`, `expand_and_select_games`,
+`ensure_room_games`) take ``worker, workers`` and touch only that worker's games
+(`worker_games`) and its row of the `Scratch`, so `stonelab.search.mcts`
+may run one per thread at once; `pack_leaves` (one thread) then lays the
+selected leaves out as a single thread would have.
 """
 
 from __future__ import annotations
@@ -307,6 +313,14 @@ def ensure_room(tree, g, simulations, num_actions):
 
 
 @njit(cache=True, nogil=True)
+def ensure_room_games(tree, active, simulations, num_actions, worker, workers):
+    """`ensure_room` for worker ``worker``'s games (`worker_games`) where bool ``active[g]``."""
+    for g in worker_games(active.shape[0], worker, workers):
+        if active[g]:
+            ensure_room(tree, g, simulations, num_actions)
+
+
+@njit(cache=True, nogil=True)
 def advance_root(tree, game, roots, g, move):
     """Play ``move`` at game ``g``'s root, reusing its subtree. Returns the outcome."""
     root_pos = G.position_at(game, roots, g)
@@ -344,64 +358,148 @@ def legal_at_root(game, roots, g, out):
     return G.legal_moves(game, G.position_at(game, roots, g), out)
 
 
-@njit(cache=True, nogil=True)
-def select_leaves(tree, game, roots, c_puct, virtual_loss, leaves_per_game, sims_done, sims_target,
-                  leaf_planes, leaves, leaf_game, leaf_node, leaf_paths, leaf_depth, pos, path):
-    """Pick up to ``leaves_per_game`` leaves in every game still short of its target.
+LeafBatch = namedtuple("LeafBatch", ["planes", "positions", "game", "node", "paths", "depth", "count", "start"])
+LeafBatch.__doc__ = """The leaves of one batched evaluation: ``B = G * leaves_per_game`` slots.
 
-    Terminal leaves are backed up at once. Network leaves are encoded into
-    ``leaf_planes[:B]`` for one batched evaluation and their positions copied
-    into ``leaves`` (a batch of positions); returns B. ``pos`` / ``path`` are
-    scratch (one position, int32 ``[max depth]``).
+Per slot (after `pack_leaves` the first ``start[G]`` are in use, in game order):
+  planes     float32 [B, C, n, n]  network planes of the leaf
+  positions  the game's positions with a leading ``[B]`` axis: the leaf positions
+  game       int32   [B]     the game the leaf belongs to
+  node       int32   [B]     the leaf node (marked ``pending`` until expanded)
+  paths      int32   [B, D]  edges from the root (``D`` = max nodes + 1)
+  depth      int32   [B]     edges in use in ``paths``
+
+Per game:
+  count      int32   [G]     leaves game ``g`` selected in this step
+  start      int32   [G + 1] after packing, game ``g``'s leaves are slots ``start[g] .. start[g + 1] - 1``
+"""
+
+Scratch = namedtuple("Scratch", ["positions", "paths", "candidates", "stats"])
+Scratch.__doc__ = """Scratch of ``W`` workers, ``R = W * SPREAD`` rows; worker ``w`` uses row ``w * SPREAD`` only:
+  positions   the game's positions with a leading ``[R]`` axis: the position of a walk
+  paths       int32 [R, D]  the edges of a walk
+  candidates  bool  [R, A]  the candidate mask of the leaf being expanded
+  stats       int64 [R, 3]  [expansions, candidates, legal moves], summed over expansions
+"""
+
+# Rows of a `Scratch` between two workers: 16 rows of at least 4 bytes span a 64-byte cache
+# line, so no two workers write the same line (Gomoku's position ``info`` row is 12 bytes).
+SPREAD = 16
+
+
+@njit(cache=True, nogil=True)
+def worker_games(num_games, worker, workers):
+    """The games of worker ``worker`` of ``workers``: one contiguous block each, so the
+    per-game entries two workers write (``num_nodes``, ``sims_done``, leaf slots) share
+    a cache line only at a block's edge."""
+    return range(worker * num_games // workers, (worker + 1) * num_games // workers)
+
+
+@njit(cache=True, nogil=True)
+def select_in_game(tree, game, roots, g, c_puct, virtual_loss, leaves_per_game, sims_done, sims_target,
+                   batch, slot, pos, path):
+    """Up to ``leaves_per_game`` leaves of game ``g`` into ``batch`` slots ``slot, slot + 1, ...``;
+    returns how many.
+
+    Terminal leaves are backed up at once and take no slot. ``pos`` / ``path``
+    are scratch (one position, int32 ``[D]``).
     """
+    in_flight = 0
+    for _ in range(leaves_per_game):
+        if sims_done[g] + in_flight >= sims_target[g]:
+            break
+        node, depth = descend(tree, game, G.position_at(game, roots, g), g,
+                              c_puct, virtual_loss, pos, path)
+        outcome = tree.outcome[g, node]
+        if outcome != ONGOING:
+            backup(tree, g, path, depth, terminal_value(outcome))
+            sims_done[g] += 1
+            continue
+        if tree.pending[g, node]:
+            # Another selection of this step already waits on this leaf.
+            revert_pending(tree, g, path, depth)
+            break
+        tree.pending[g, node] = 1
+        b = slot + in_flight
+        G.copy_position(game, pos, G.position_at(game, batch.positions, b))
+        G.encode(game, pos, batch.planes[b])
+        batch.game[b] = g
+        batch.node[b] = node
+        batch.paths[b, :depth] = path[:depth]
+        batch.depth[b] = depth
+        in_flight += 1
+    return in_flight
+
+
+@njit(cache=True, nogil=True)
+def select_games(tree, game, roots, c_puct, virtual_loss, leaves_per_game, sims_done, sims_target,
+                 batch, scratch, worker, workers):
+    """Select leaves in worker ``worker``'s games (`worker_games`) that are still short of
+    their target, game ``g`` into its own slots ``g * leaves_per_game, ...``; `pack_leaves`
+    then packs them. Games are separate trees, so workers may run at once.
+    """
+    pos = G.position_at(game, scratch.positions, worker * SPREAD)
+    path = scratch.paths[worker * SPREAD]
+    for g in worker_games(tree.root.shape[0], worker, workers):
+        batch.count[g] = select_in_game(tree, game, roots, g, c_puct, virtual_loss, leaves_per_game,
+                                        sims_done, sims_target, batch, g * leaves_per_game, pos, path)
+
+
+@njit(cache=True, nogil=True)
+def pack_leaves(game, batch, leaves_per_game):
+    """Move each game's leaves down to the packed game order (one game after the other,
+    as a single thread selecting them in turn would place them); returns B."""
     b = 0
-    for g in range(tree.root.shape[0]):
-        in_flight = 0
-        for _ in range(leaves_per_game):
-            if sims_done[g] + in_flight >= sims_target[g]:
-                break
-            node, depth = descend(tree, game, G.position_at(game, roots, g), g,
-                                  c_puct, virtual_loss, pos, path)
-            outcome = tree.outcome[g, node]
-            if outcome != ONGOING:
-                backup(tree, g, path, depth, terminal_value(outcome))
-                sims_done[g] += 1
-                continue
-            if tree.pending[g, node]:
-                # Another selection of this step already waits on this leaf.
-                revert_pending(tree, g, path, depth)
-                break
-            tree.pending[g, node] = 1
-            G.copy_position(game, pos, G.position_at(game, leaves, b))
-            G.encode(game, pos, leaf_planes[b])
-            leaf_game[b] = g
-            leaf_node[b] = node
-            leaf_paths[b, :depth] = path[:depth]
-            leaf_depth[b] = depth
-            in_flight += 1
-            b += 1
+    for g in range(batch.count.shape[0]):
+        batch.start[g] = b
+        src = g * leaves_per_game
+        if src != b:  # b < src: copying downwards never overwrites a slot still to be read
+            for i in range(batch.count[g]):
+                s = src + i
+                d = b + i
+                G.copy_position(game, G.position_at(game, batch.positions, s),
+                                G.position_at(game, batch.positions, d))
+                batch.planes[d] = batch.planes[s]
+                batch.game[d] = batch.game[s]
+                batch.node[d] = batch.node[s]
+                depth = batch.depth[s]
+                batch.paths[d, :depth] = batch.paths[s, :depth]
+                batch.depth[d] = depth
+        b += batch.count[g]
+    batch.start[batch.count.shape[0]] = b
     return b
 
 
 @njit(cache=True, nogil=True)
-def expand_and_backup(tree, game, num_leaves, leaves, leaf_game, leaf_node, leaf_paths, leaf_depth,
-                      priors, values, sims_done, candidates, candidate_stats):
-    """Expand every evaluated leaf over its candidate moves and back its value up.
+def expand_games(tree, game, batch, priors, values, sims_done, scratch, worker, workers):
+    """Expand the evaluated leaves of worker ``worker``'s games (packed ``batch``, priors
+    ``[B, A]``, values ``[B]``) over their candidate moves and back their values up.
 
     The game decides the candidate set (all legal moves unless it restricts
     them); the root's children are its candidates, so root move selection uses
-    the same set. ``candidate_stats`` accumulates [expansions, candidates,
-    legal moves].
+    the same set.
     """
-    for b in range(num_leaves):
-        g = leaf_game[b]
-        count, legal = G.candidates(game, G.position_at(game, leaves, b), priors[b], candidates)
-        candidate_stats[0] += 1
-        candidate_stats[1] += count
-        candidate_stats[2] += legal
-        expand(tree, g, leaf_node[b], candidates, priors[b])
-        backup(tree, g, leaf_paths[b], leaf_depth[b], values[b])
-        sims_done[g] += 1
+    candidates = scratch.candidates[worker * SPREAD]
+    stats = scratch.stats[worker * SPREAD]
+    for g in worker_games(tree.root.shape[0], worker, workers):
+        for b in range(batch.start[g], batch.start[g + 1]):
+            count, legal = G.candidates(game, G.position_at(game, batch.positions, b), priors[b], candidates)
+            stats[0] += 1
+            stats[1] += count
+            stats[2] += legal
+            expand(tree, g, batch.node[b], candidates, priors[b])
+            backup(tree, g, batch.paths[b], batch.depth[b], values[b])
+            sims_done[g] += 1
+
+
+@njit(cache=True, nogil=True)
+def expand_and_select_games(tree, game, roots, c_puct, virtual_loss, leaves_per_game, sims_done, sims_target,
+                            evaluated, priors, values, batch, scratch, worker, workers):
+    """One step of one worker: `expand_games` of the ``evaluated`` batch, then `select_games`
+    into the other ``batch`` (one call per step instead of two)."""
+    expand_games(tree, game, evaluated, priors, values, sims_done, scratch, worker, workers)
+    select_games(tree, game, roots, c_puct, virtual_loss, leaves_per_game, sims_done, sims_target,
+                 batch, scratch, worker, workers)
 
 
 def outcome_is_terminal(outcome: int) -> bool:
