@@ -240,7 +240,8 @@ def test_checkpoint_from_before_the_value_head_loads_unchanged(tmp_path, tiny_ma
     assert torch.equal(old.outputs([state]).policy_logits, now.outputs([state]).policy_logits)
 
 
-def test_run_reports_value_accuracy_by_game_phase(tmp_path, compose_go):
+def test_run_reports_value_accuracy_by_game_phase(tmp_path, compose_go, compose_config):
+    from stonelab.eval_tasks import run as run_eval
     from stonelab.models.inference import MovePredictor
     from stonelab.pipeline import train
 
@@ -258,6 +259,15 @@ def test_run_reports_value_accuracy_by_game_phase(tmp_path, compose_go):
     assert "train/value_loss" in result["metrics"]
     last = MovePredictor.from_checkpoint(str(tmp_path / "out" / "checkpoints" / "last.ckpt"))
     assert last.outputs([GoRules(19).new_state()]).value_logit.shape == (1,)
+    # task=predict reports the same table on the run's held-out games.
+    split = [f"data.{k}={cfg.data[k]}" for k in ("val_games", "test_games", "split_seed")]
+    held_out = run_eval(compose_config("eval", [
+        "task=predict", f"ckpt_path={tmp_path / 'out' / 'checkpoints' / 'last.ckpt'}", "data.split=test", *split,
+        f"data.sources=[{tmp_path / 'sgf'}]", f"data.cache_dir={tmp_path / 'cache'}",
+        f"paths.output_dir={tmp_path / 'eval'}"]))
+    assert held_out["value"]["all"]["positions"] > 0
+    assert sum(held_out["value"][p]["positions"] for p in held_out["value"] if p != "all") == \
+        held_out["value"]["all"]["positions"]
 
 
 def test_negative_value_weight_is_one_line_from_the_command_line(tmp_path, repo_root):

@@ -26,6 +26,7 @@ def run(cfg: DictConfig) -> dict:
     from stonelab.data.kgs import KGSDataModule, resolve_sources
     from stonelab.models import checkpoints
     from stonelab.models.prediction_scores import PredictionScores
+    from stonelab.models.value import ValueMetrics
 
     path = require_checkpoint(cfg)
     data = cfg.data
@@ -47,19 +48,27 @@ def run(cfg: DictConfig) -> dict:
     ids = games.game_ids(split)
     positions = games.dataset(split, train=False)
     scores = PredictionScores(loaded.game.num_points, gate=loaded.gate)
+    value_scores = ValueMetrics()  # used when the net has a value output
     start = time.perf_counter()
     with torch.inference_mode():
         for batch in positions:
             past = {"history": batch["history"].to(device)} if memory else {}
-            scores.update(net(batch["planes"].to(device).float(), batch["to_play"].to(device), **past),
-                          batch["target"])
+            out = net(batch["planes"].to(device).float(), batch["to_play"].to(device), **past)
+            scores.update(out, batch["target"])
+            if out.value_logit is not None:
+                value_scores.update(out.value_logit.cpu(), batch["value"], batch.get("move_number"))
     values = scores.compute()
+    value_table = value_scores.compute() if value_scores.update_called else None
     sources = resolve_sources(games.sources, games.download_dir)
     out = {"checkpoint": path, "model": loaded.model, "sources": [str(p) for p in sources],
            "split": split, "games": len(ids), "positions_scored": positions.positions - scores.passes_not_scored,
            "passes_not_scored": scores.passes_not_scored, **values,
+           **({"value": value_table} if value_table else {}),
            "seconds": round(time.perf_counter() - start, 1)}
     print(f"{path} on {len(ids)} games ({out['positions_scored']} positions): "
           + ", ".join(f"{k} {v:.4f}" for k, v in values.items()))
+    if value_table:  # the value output's accuracy by game phase: games decided late are easier to call
+        print("value accuracy: " + ", ".join(f"{phase} {row['acc']:.3f} ({row['positions']:,} positions)"
+                                            for phase, row in value_table.items()))
     write_result(cfg, "predict.json", out)
     return out
