@@ -20,7 +20,9 @@ Suites:
            candidate moves, value 0, no network), the same self-play on 1 tree
            thread and on `--threads` (here the `search.threads` count, not
            torch's), replayed from the same state and seed: playouts/s of both,
-           their ratio, and whether both played the same games.
+           their ratio, and whether both played the same games. It stands for
+           the GPU case, so it searches 1,024 games at once unless `--parallel`
+           says otherwise.
   kgs      positions/s of SGF parse + replay and of each Go feature encoder
            (one thread, features of every position of every game), the game
            cache's bytes per position, and positions/s of the whole cache build
@@ -264,14 +266,20 @@ def bench_tree(rules, games: int, parallel: int, playouts: int, threads: int) ->
     return out
 
 
+NULL_PARALLEL = 1024  # games searched at once by `mcts --evaluator null` (one GPU-sized batch of leaves)
+
+
 def suite_mcts(args) -> dict:
     from stonelab.errors import ConfigError
     from stonelab.games.gomoku import GomokuRules
 
     go = args.game.startswith("go_")
     playouts = args.playouts or (64 if go else 400)
-    games = args.games or (8 if go else 192)
-    parallel = min(args.parallel or (8 if go else 64), games)
+    # The tree alone stands for the GPU case, where one network call takes hundreds of leaves:
+    # it searches GPU-sized batches by default (how its scaling depends on the batch: README).
+    null = args.evaluator == "null"
+    games = args.games or args.parallel or (NULL_PARALLEL if null else 8 if go else 192)
+    parallel = min(args.parallel or (NULL_PARALLEL if null else 8 if go else 64), games)
     if args.evaluator not in ("net", "null"):
         raise ConfigError(f"--evaluator {args.evaluator!r}: use net or null")
     if args.threads < 1:
@@ -737,7 +745,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="self-play games (mcts; default 192, go: 8); positions (pruning)")
     parser.add_argument("--parallel", type=int, default=None,
                         help="self-play games searched at once; finished slots start the next game "
-                             "(default 64, go: 8)")
+                             "(default 64, go: 8, --evaluator null: 1024)")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                         help="torch threads; mcts --evaluator null: tree threads (search.threads), "
                              "timed beside 1")
