@@ -243,3 +243,20 @@ def test_other_loggers(logger, tmp_path, monkeypatch, compose_train):
     written = [p.name for p in tmp_path.rglob("*") if p.is_file()]
     marker = "events.out.tfevents" if logger == "tensorboard" else ".wandb"
     assert any(marker in name for name in written), written
+
+
+def test_a_model_forced_onto_the_other_game_is_refused(compose_config):
+    from stonelab.errors import ConfigError
+    from stonelab.pipeline import check_model_game
+
+    def composed(*overrides):
+        return compose_config("train", overrides)
+
+    check_model_game(composed())  # alphazero on Gomoku
+    check_model_game(composed("model=maddison_cnn"))  # on Go 19x19
+    with pytest.raises(ConfigError, match="model=alphazero plays Gomoku, not Go: Go models here learn from "
+                                          "expert games"):
+        check_model_game(composed("game=go_9"))
+    for model in ("maddison_cnn", "belief_vit"):
+        with pytest.raises(ConfigError, match=f"model={model} plays Go, not Gomoku"):
+            check_model_game(composed(f"model={model}", "game=gomoku_8x8_c5"))

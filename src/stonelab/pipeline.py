@@ -79,6 +79,7 @@ def train(cfg: DictConfig) -> dict:
 
 def _train(cfg: DictConfig, start: float) -> dict:
     check_model_data(cfg)
+    check_model_game(cfg)
     check_seed(cfg)
     set_threads(cfg.get("torch_threads"))  # training updates; search sets its own
     remove_partial_checkpoints(cfg.paths.output_dir)
@@ -224,6 +225,18 @@ def check_model_data(cfg: DictConfig) -> None:
         name = getattr(model_cls, "MODEL_NAME", model_cls.__name__)
         raise ConfigError(f"model={name} learns from {DATA_WORDS.get(needs, needs)}, not data={gives}: "
                           f"use data={needs} (or leave data unset: model={name} chooses it)")
+
+
+def check_model_game(cfg: DictConfig) -> None:
+    """A model config forced onto a game it does not play is refused in one line."""
+    model_cls, game_cls = _target_class(cfg.get("model")), _target_class(cfg.get("game"))
+    plays = getattr(model_cls, "GAME", None)
+    game = game_cls.__module__.rsplit(".", 1)[-1] if game_cls is not None else None  # games.go / games.gomoku
+    if plays and game in ("go", "gomoku") and plays != game:
+        name = getattr(model_cls, "MODEL_NAME", model_cls.__name__)
+        hint = ("Go models here learn from expert games: model=maddison_cnn or model=belief_vit"
+                if game == "go" else "Gomoku is learned by model=alphazero")
+        raise ConfigError(f"model={name} plays {plays.capitalize()}, not {game.capitalize()}: {hint}")
 
 
 def _target_class(node):

@@ -29,6 +29,7 @@ from stonelab.models.identity import (  # noqa: F401  (re-exported: one source o
 class AlphaZeroModule(L.LightningModule):
     MODEL_NAME = "alphazero"
     DATA = "selfplay"  # learns from its own games (the data config it needs)
+    GAME = "gomoku"  # the game it plays (a game config of another one is refused)
 
     def __init__(self, net: nn.Module, game: GomokuRules, *, lr: float = 2e-3,
                  weight_decay: float = 1e-4, kl_target: float = 0.02, epochs_per_step: int = 5,

@@ -65,6 +65,7 @@ class BeliefViTModule(L.LightningModule):
 
     MODEL_NAME = "belief_vit"
     DATA = "kgs"  # learns from expert games (the data config it needs)
+    GAME = "go"  # the game it plays (a game config of another one is refused)
 
     def __init__(self, net: nn.Module, game, *, encoder: str = "simple4", batch_size: int = 64,
                  optimizer: str = "adam", lr: float = 1e-4, weight_decay: float = 0.0, loss_weights: dict | None = None,

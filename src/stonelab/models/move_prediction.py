@@ -59,6 +59,7 @@ class MovePredictionModule(L.LightningModule):
 
     MODEL_NAME = "maddison_cnn"
     DATA = "kgs"  # learns from expert games (the data config it needs)
+    GAME = "go"  # the game it plays (a game config of another one is refused)
 
     def __init__(self, net: nn.Module, game, *, encoder: str = "maddison", batch_size: int = 128,
                  optimizer: str = "sgd", lr: float = 0.128, momentum: float = 0.0,
