@@ -422,6 +422,7 @@ def refuses_every_board(tmp_path):
     ([], "ckpt_path=... is required"),
     (["ckpt_path={ckpt}", "opponent_command=null"], 'opponent_command="..." is required'),
     (["ckpt_path={ckpt}", "games=0"], "games=0 must be >= 1"),
+    (["ckpt_path={ckpt}", "opening_moves=-1"], "opening_moves=-1 must be an int in 0..20"),
     (["ckpt_path={ckpt}", "komi=lots"], "komi=lots must be a number"),
     (["ckpt_path={ckpt}", "cleanup_moves=-1"], "cleanup_moves=-1 must be >= 0 (0: no cleanup phase"),
     (["ckpt_path={ckpt}", "bar=maybe"], "bar=maybe must be true, false or null"),
@@ -443,3 +444,16 @@ def test_task_user_errors(overrides, message, tiny_ckpt, refuses_every_board, tm
     with pytest.raises(StonelabError) as info:
         run(eval_cfg(tmp_path, *(o.format(**values) for o in overrides)))
     assert message in str(info.value)
+
+
+def test_each_pair_of_games_starts_from_its_own_random_opening(tmp_path):
+    from stonelab.arena.gtp_match import random_opening
+
+    model, passer = model_player(tiny_predictor()), Scripted("passer")
+    _, games = gtp_match(model, passer, RULES, games=4, max_moves=12, opening_moves=2, seed=3)
+    openings = [tuple(g.moves[:2]) for g in games]
+    assert openings[0] == openings[1] and openings[2] == openings[3] and openings[0] != openings[2]
+    assert [colour for colour, _ in openings[0]] == [1, -1]  # black first
+    for _, point in openings[0]:
+        assert min(point // 9, point % 9, 8 - point // 9, 8 - point % 9) >= 2  # off the first two lines
+    assert random_opening(RULES, 2, 7) == random_opening(RULES, 2, 7)

@@ -166,18 +166,39 @@ def start_game(side: GTPCommands, rules: GoRules) -> None:
     side.komi(rules.komi)
 
 
+def random_opening(rules: GoRules, moves: int, seed: int) -> list[int]:
+    """``moves`` random points, alternating colours from black, each legal and off the first
+    two lines (where openings are played), the same for the same seed."""
+    rng = np.random.default_rng(seed)
+    state, n, opening = rules.new_state(), rules.n, []
+    inner = [p for p in range(rules.num_points) if min(p // n, p % n, n - 1 - p // n, n - 1 - p % n) >= 2]
+    for _ in range(moves):
+        point = next(int(p) for p in rng.permutation(inner) if state.is_legal(int(p)))
+        state.play(point)
+        opening.append(point)
+    return opening
+
+
 def play_gtp_game(black: GTPCommands, white: GTPCommands, rules: GoRules, max_moves: int, *,
-                  judge: GTPCommands | None = None, cleanup_moves: int | None = None) -> GTPGame:
+                  judge: GTPCommands | None = None, cleanup_moves: int | None = None,
+                  opening: list[int] = ()) -> GTPGame:
     """One game from the empty board; the komi is ``rules.komi``. See the module docstring for the rules.
 
     judge: a third engine asked for the dead stones first. cleanup_moves: the most moves of a
-    cleanup phase (None: one per point of the board; 0: no cleanup phase).
+    cleanup phase (None: one per point of the board; 0: no cleanup phase). opening: moves
+    played for both sides first (black's first), told to both engines, kept in the record.
     """
     for side in (black, white):
         start_game(side, rules)
     state = rules.new_state()
     sides = {BLACK: black, WHITE: white}
     game = GTPGame(black.label, white.label, rules.n, rules.komi)
+    for move in opening:
+        colour = state.to_play
+        state.play(move)
+        game.moves.append((colour, move))
+        for side in (black, white):
+            side.play(colour, move)
     try:
         passed = _play_until_passes(game, state, sides, max_moves)
         game.reason = "two_passes" if passed else "max_moves"
@@ -330,18 +351,23 @@ def _vertices(points, n: int) -> str:
 
 def gtp_match(player: GTPCommands, opponent: GTPCommands, rules: GoRules, games: int, max_moves: int, *,
               judge: GTPCommands | None = None, cleanup_moves: int | None = None,
-              sgf_dir: str | Path | None = None,
+              opening_moves: int = 0, seed: int = 0, sgf_dir: str | Path | None = None,
               on_game: Callable[[int, GTPGame, MatchResult], None] | None = None,
               ) -> tuple[MatchResult, list[GTPGame]]:
     """``games`` games, ``player`` black in even games; the result is the player's, void games left out.
 
-    judge, cleanup_moves: as in `play_gtp_game`. sgf_dir: write each game as ``game_0000.sgf``,
-    ... there. on_game(index, record, the player's result so far): after each game.
+    judge, cleanup_moves: as in `play_gtp_game`. opening_moves: each pair of games (the
+    player black, then white) starts from the same `random_opening` of that many moves, a
+    new one per pair (``seed``): GNU Go and a net without search both play deterministically,
+    so without it every game with the same colours is the same game. sgf_dir: write each game
+    as ``game_0000.sgf``, ... there. on_game(index, record, the player's result so far): after each game.
     """
     records = []
     for index in range(games):
         black, white = (player, opponent) if index % 2 == 0 else (opponent, player)
-        record = play_gtp_game(black, white, rules, max_moves, judge=judge, cleanup_moves=cleanup_moves)
+        opening = random_opening(rules, opening_moves, seed * 100_003 + index // 2) if opening_moves else []
+        record = play_gtp_game(black, white, rules, max_moves, judge=judge, cleanup_moves=cleanup_moves,
+                               opening=opening)
         records.append(record)
         if sgf_dir is not None:
             write_sgf(record, Path(sgf_dir) / f"game_{index:04d}.sgf")

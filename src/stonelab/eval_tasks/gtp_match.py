@@ -51,12 +51,12 @@ def run(cfg: DictConfig) -> dict:
         referee.start_game(engine, rules)  # a board size the engine refuses fails here, before any game
         result, games = referee.gtp_match(
             model, engine, rules, cfg.games, max_moves, judge=judge, cleanup_moves=cfg.cleanup_moves,
-            sgf_dir=sgf_dir, on_game=lambda index, game, so_far: progress.update(index, _game_text(game), so_far))
+            opening_moves=cfg.opening_moves, seed=cfg.seed, sgf_dir=sgf_dir, on_game=lambda index, game, so_far: progress.update(index, _game_text(game), so_far))
     lo, hi = result.interval
     scored_by = Counter(g.scored_by for g in games if g.scored_by)
     out = {"checkpoint": cfg.ckpt_path, "search": dict(cfg.search), "opponent": opponent_name, "opponent_command": cfg.opponent_command,
            "judge": judge.label if judge else None, "board_size": rules.n, "komi": rules.komi,
-           "max_moves": max_moves, "scored_by": {way: scored_by[way] for way in referee.SCORED_BY},
+           "max_moves": max_moves, "opening_moves": cfg.opening_moves, "scored_by": {way: scored_by[way] for way in referee.SCORED_BY},
            "games": result.games, "void": sum(g.void for g in games), "wins": result.wins,
            "draws": result.draws, "losses": result.losses, "win_ratio": result.win_ratio,
            "ci_low": lo, "ci_high": hi, "seconds": round(time.perf_counter() - start, 1),
@@ -77,6 +77,8 @@ def _check(cfg: DictConfig) -> None:
     check([(cfg.get("ckpt_path"), "ckpt_path=... is required: a maddison_cnn or belief_vit checkpoint to play with"),
            (cfg.get("opponent_command"), 'opponent_command="..." is required: the GTP engine to play against'),
            (lambda: isinstance(cfg.games, int) and cfg.games >= 1, f"games={cfg.games} must be >= 1"),
+           (lambda: isinstance(cfg.opening_moves, int) and 0 <= cfg.opening_moves <= 20,
+            f"opening_moves={cfg.opening_moves!r} must be an int in 0..20 (random moves before the engines play)"),
            (lambda: cfg.max_moves is None or isinstance(cfg.max_moves, int) and cfg.max_moves >= 1,
             f"max_moves={cfg.max_moves} must be >= 1 (or null)"),
            (lambda: cfg.cleanup_moves is None or isinstance(cfg.cleanup_moves, int) and cfg.cleanup_moves >= 0,
