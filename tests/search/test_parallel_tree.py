@@ -108,20 +108,15 @@ def go_search(threads: int) -> BatchedMCTS:
     return mcts
 
 
-def test_go_threads_give_the_serial_search():
-    evaluate = planes_evaluator(82)
+@pytest.mark.parametrize("evaluator,moves,noise", [
+    ("planes", 3, True),     # a planes evaluator, root noise
+    ("positions", 2, False),  # an evaluator of positions: the leaves packed after the threads are the serial ones
+])
+def test_go_threads_give_the_serial_search(evaluator, moves, noise):
+    evaluate = planes_evaluator(82) if evaluator == "planes" else BoardEvaluator(82)
     one, two = go_search(1), go_search(2)
-    np.testing.assert_array_equal(self_play(one, evaluate, 3, noise=True, subset=True),
-                                  self_play(two, evaluate, 3, noise=True, subset=True))
-    assert_same_trees(one, two)
-
-
-def test_go_threads_with_an_evaluator_of_positions():
-    """The leaf positions, packed after the threads selected them, are the serial ones."""
-    evaluate = BoardEvaluator(82)
-    one, two = go_search(1), go_search(2)
-    np.testing.assert_array_equal(self_play(one, evaluate, 2, noise=False, subset=True),
-                                  self_play(two, evaluate, 2, noise=False, subset=True))
+    np.testing.assert_array_equal(self_play(one, evaluate, moves, noise=noise, subset=True),
+                                  self_play(two, evaluate, moves, noise=noise, subset=True))
     assert_same_trees(one, two)
 
 
