@@ -354,6 +354,20 @@ def test_a_short_9x9_game_with_search_against_gnu_go_level_1():
     assert all(0 <= parse_vertex(m, 9) <= 81 for m in game.to_json()["moves"])
 
 
+def test_our_engine_resigns_in_a_match_when_told_to():
+    from stonelab.protocols.gtp_search import ResignRule
+
+    search = {"playouts": 60, "leaves_per_game": 8, "go_value": "playouts", "go_value_playouts": 1}
+    never = ResignRule(below=1e-9, moves=1, min_visits=1)  # no win rate is below this: plays on
+    always = ResignRule(below=0.999, moves=1, min_visits=1)  # every win rate is: resigns at once
+    with model_player(tiny_predictor(), search, resign=always) as model:
+        _, (game,) = gtp_match(model, Scripted("passer"), RULES, games=1, max_moves=12, opening_moves=0)
+    assert game.reason == "resign" and game.winner == -1 and len(game.moves) == 0  # black (ours) resigned
+    with model_player(tiny_predictor(), search, resign=never) as model:
+        _, (game,) = gtp_match(model, Scripted("passer"), RULES, games=1, max_moves=12, opening_moves=0)
+    assert game.reason != "resign"
+
+
 def test_our_pure_mcts_plays_as_a_gtp_side():
     from stonelab.arena.gtp_match import pure_mcts_side
 
@@ -424,6 +438,8 @@ def refuses_every_board(tmp_path):
     (["ckpt_path={ckpt}", "games=0"], "games=0 must be >= 1"),
     (["ckpt_path={ckpt}", "opening_moves=-1"], "opening_moves=-1 must be an int in 0..20"),
     (["ckpt_path={ckpt}", "komi=lots"], "komi=lots must be a number"),
+    (["ckpt_path={ckpt}", "resign_below=0.05"], "resign_below=0.05 needs search.playouts > 0"),
+    (["ckpt_path={ckpt}", "resign_below=2", "search.playouts=50"], "resign_below=2.0 must be in [0, 1)"),
     (["ckpt_path={ckpt}", "cleanup_moves=-1"], "cleanup_moves=-1 must be >= 0 (0: no cleanup phase"),
     (["ckpt_path={ckpt}", "bar=maybe"], "bar=maybe must be true, false or null"),
     (["ckpt_path={ckpt}", "judge_command='/nonexistent/gnugo'"],

@@ -139,12 +139,13 @@ class _Decided(Exception):
         self.winner, self.reason, self.detail = winner, reason, detail
 
 
-def model_player(predictor, search=None, label: str = "stonelab") -> LocalEngine:
+def model_player(predictor, search=None, label: str = "stonelab", resign=None) -> LocalEngine:
     """Our move predictor as a GTP side, in-process: the engine src/play.py runs, without the
-    pipes. ``search``: the ``search`` settings (None or ``playouts: 0``: the net's move, no search)."""
+    pipes. ``search``: the ``search`` settings (None or ``playouts: 0``: the net's move, no search);
+    ``resign``: its `ResignRule` (None: never resigns)."""
     from stonelab.protocols.gtp_search import search_gtp_engine
 
-    return LocalEngine(search_gtp_engine(predictor, search, name=label), label=label)
+    return LocalEngine(search_gtp_engine(predictor, search, resign=resign, name=label), label=label)
 
 
 def pure_mcts_side(rules: GoRules, search: dict, label: str) -> LocalEngine:

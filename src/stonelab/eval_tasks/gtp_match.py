@@ -44,7 +44,7 @@ def run(cfg: DictConfig) -> dict:
     sgf_dir = Path(str(cfg.sgf_dir)) if cfg.get("sgf_dir") else None
     start = time.perf_counter()
     with _opponent(cfg, rules) as engine, _judge(cfg, rules) as judge, \
-            referee.model_player(predictor, cfg.search) as model, \
+            referee.model_player(predictor, cfg.search, resign=_resign_rule(cfg)) as model, \
             MatchProgress(cfg.games, bar=cfg.bar) as progress:
         opponent_name = engine.identity()
         engine.label = opponent_name
@@ -56,7 +56,8 @@ def run(cfg: DictConfig) -> dict:
     scored_by = Counter(g.scored_by for g in games if g.scored_by)
     out = {"checkpoint": cfg.ckpt_path, "search": dict(cfg.search), "opponent": opponent_name, "opponent_command": cfg.opponent_command,
            "judge": judge.label if judge else None, "board_size": rules.n, "komi": rules.komi,
-           "max_moves": max_moves, "opening_moves": cfg.opening_moves, "scored_by": {way: scored_by[way] for way in referee.SCORED_BY},
+           "max_moves": max_moves, "opening_moves": cfg.opening_moves,
+           "resign_below": cfg.resign_below, "resign_moves": cfg.resign_moves, "scored_by": {way: scored_by[way] for way in referee.SCORED_BY},
            "games": result.games, "void": sum(g.void for g in games), "wins": result.wins,
            "draws": result.draws, "losses": result.losses, "win_ratio": result.win_ratio,
            "ci_low": lo, "ci_high": hi, "seconds": round(time.perf_counter() - start, 1),
@@ -86,6 +87,21 @@ def _check(cfg: DictConfig) -> None:
            (lambda: cfg.opponent_timeout > 0, f"opponent_timeout={cfg.opponent_timeout} must be > 0 seconds"),
            (isinstance(cfg.komi, int | float), f"komi={cfg.komi} must be a number"),
            (cfg.bar in (None, True, False), f"bar={cfg.bar} must be true, false or null (a bar on a terminal)")])
+
+
+def _resign_rule(cfg: DictConfig):
+    """Our engine's resignation (None: it never resigns); only a search gives a win rate to resign on."""
+    from stonelab.protocols.gtp_search import ResignRule
+
+    if cfg.resign_below is None:
+        return None
+    if not cfg.search.playouts:
+        raise ConfigError(f"resign_below={cfg.resign_below} needs search.playouts > 0: "
+                          "without search there is no win rate to resign on")
+    try:
+        return ResignRule(float(cfg.resign_below), int(cfg.resign_moves))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _opponent(cfg: DictConfig, rules):
