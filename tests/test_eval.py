@@ -86,7 +86,7 @@ def test_a_checkpoint_of_the_other_game_answers_one_line(tmp_path, repo_root, ti
                                                          tiny_maddison_checkpoint):
     az = tiny_alphazero_checkpoint(tmp_path / "az.ckpt")
     go = tiny_maddison_checkpoint(tmp_path / "go.ckpt")
-    not_gomoku = "is not a stonelab alphazero checkpoint (a Gomoku model): it holds a maddison_cnn Go model (9x9)"
+    not_gomoku = "is not a stonelab alphazero checkpoint of Gomoku: it holds a maddison_cnn Go model (9x9)"
     not_go = ("holds 'alphazero', not a Go move predictor (maddison_cnn, belief_vit): "
               "it is an alphazero Gomoku model (6x6, 4 in a row)")
     for args, words in [

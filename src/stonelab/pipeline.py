@@ -232,11 +232,13 @@ def check_model_game(cfg: DictConfig) -> None:
     model_cls, game_cls = _target_class(cfg.get("model")), _target_class(cfg.get("game"))
     plays = getattr(model_cls, "GAME", None)
     game = game_cls.__module__.rsplit(".", 1)[-1] if game_cls is not None else None  # games.go / games.gomoku
-    if plays and game in ("go", "gomoku") and plays != game:
+    plays = (plays,) if isinstance(plays, str) else plays
+    if plays and game in ("go", "gomoku") and game not in plays:
         name = getattr(model_cls, "MODEL_NAME", model_cls.__name__)
-        hint = ("Go models here learn from expert games: model=maddison_cnn or model=belief_vit"
-                if game == "go" else "Gomoku is learned by model=alphazero")
-        raise ConfigError(f"model={name} plays {plays.capitalize()}, not {game.capitalize()}: {hint}")
+        hint = ("Go is learned from expert games by model=maddison_cnn or model=belief_vit, from self-play "
+                "by model=alphazero" if game == "go" else "Gomoku is learned by model=alphazero")
+        raise ConfigError(f"model={name} plays {' and '.join(p.capitalize() for p in plays)}, "
+                          f"not {game.capitalize()}: {hint}")
 
 
 def _target_class(node):

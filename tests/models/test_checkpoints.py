@@ -48,7 +48,7 @@ def test_a_checkpoint_of_the_other_game_is_refused_by_name(tmp_path, tiny_alphaz
     go = tiny_maddison_checkpoint(tmp_path / "go.ckpt")
     with pytest.raises(CheckpointMismatchError) as info:
         checkpoints.load(str(go), game="gomoku")
-    assert str(info.value) == (f"{go} is not a stonelab alphazero checkpoint (a Gomoku model): "
+    assert str(info.value) == (f"{go} is not a stonelab alphazero checkpoint of Gomoku: "
                                "it holds a maddison_cnn Go model (9x9)")
     with pytest.raises(CheckpointMismatchError) as info:
         checkpoints.load(str(az), game="go")

@@ -10,17 +10,19 @@ from dataclasses import replace
 
 import numpy as np
 
-from stonelab.games.gomoku import MOVER_WINS, ONGOING, GomokuRules, outcome_after
+from stonelab.games.go import GoRules
+from stonelab.games.gomoku import GomokuRules
 from stonelab.games.gomoku_candidates import PruningConfig
 from stonelab.games.gomoku_search import pure_mcts_move
-from stonelab.search.game import ONGOING as SEARCH_ONGOING
+from stonelab.search import tree as T
+from stonelab.search.game import MOVER_LOSES, MOVER_WINS, ONGOING
 from stonelab.search.mcts import BatchedMCTS, Evaluator, MCTSConfig
 
 
 class NeuralMCTSPlayer:
     """Network-guided batched search; plays the most visited move (no noise)."""
 
-    def __init__(self, rules: GomokuRules, evaluate: Evaluator, config: MCTSConfig, name: str = "neural",
+    def __init__(self, rules, evaluate: Evaluator, config: MCTSConfig, name: str = "neural",
                  pruning: PruningConfig | None = None):
         self.rules, self.evaluate, self.config, self.name = rules, evaluate, config, name
         self.pruning = pruning
@@ -52,7 +54,7 @@ class NeuralMCTSPlayer:
         mcts = BatchedMCTS(self.rules, 1, replace(self.config, playouts=4), pruning=self.pruning, max_nodes=16)
         for _ in range(moves):
             visits = mcts.search(self.evaluate, playouts=4)
-            if mcts.play(0, int(np.argmax(visits[0]))) != SEARCH_ONGOING:
+            if mcts.play(0, int(np.argmax(visits[0]))) != ONGOING:
                 break
 
     def observe(self, g: int, move: int) -> None:
@@ -88,28 +90,42 @@ class PureMCTSPlayer:
         self.plies[g] += 1
 
 
-def play_match(rules: GomokuRules, player, opponent, num_games: int, opening_moves: int = 0, seed: int = 0):
-    """``num_games`` games, ``player`` black in even games; returns (wins, draws, losses).
+def pure_mcts_player(rules: GomokuRules | GoRules, playouts: int, c_puct: float = 5.0, seed: int = 0):
+    """Pure MCTS (uniform priors, random rollouts) of ``playouts`` per move: seed 000's
+    player on Gomoku, the shared batched search with one random playout per leaf on Go."""
+    if isinstance(rules, GomokuRules):
+        return PureMCTSPlayer(rules, playouts, c_puct, seed=seed)
+    from stonelab.models.go_evaluator import UniformEvaluator
+
+    game = rules.search_game()
+    config = MCTSConfig(playouts=playouts, c_puct=c_puct)
+    return NeuralMCTSPlayer(game, UniformEvaluator(game, 1), config, name=f"pure_mcts_{playouts}")
+
+
+def play_match(rules, player, opponent, num_games: int, opening_moves: int = 0, seed: int = 0):
+    """``num_games`` games of ``rules`` (Gomoku or Go, as its search game plays them),
+    ``player`` black in even games; returns a `MatchResult` (wins, draws, losses).
 
     All games advance together so batched players search them in one pass.
     ``opening_moves``: each pair of games (one per colour) starts from the same
     uniformly random opening of that many stones; two deterministic searchers (two
     checkpoints, no noise) would otherwise replay the same two games over and over.
+    A move the rules refuse is an error naming the player.
     """
     from stonelab.arena.ratings import MatchResult
 
+    game = rules if hasattr(rules, "spec") else rules.search_game()
     player.reset(num_games)
     opponent.reset(num_games)
-    boards = np.zeros((num_games, rules.num_actions), dtype=np.int8)
+    positions = game.new_positions(num_games)
     to_play = np.ones(num_games, dtype=np.int64)
-    stones = np.zeros(num_games, dtype=np.int64)
     rng = np.random.default_rng(seed)
+    points = game.board_size ** 2
     for pair in range(0, num_games, 2):
-        opening = rng.choice(rules.num_actions, size=opening_moves, replace=False)
+        opening = rng.choice(points, size=opening_moves, replace=False)
         for g in range(pair, min(pair + 2, num_games)):
             for move in opening:
-                boards[g, move] = to_play[g]
-                stones[g] += 1
+                T.play_position(game.spec, positions, g, int(move))
                 to_play[g] = -to_play[g]
                 player.observe(g, int(move))
                 opponent.observe(g, int(move))
@@ -124,17 +140,17 @@ def play_match(rules: GomokuRules, player, opponent, num_games: int, opening_mov
                 continue
             for g, move in zip(games, side.choose(games), strict=True):
                 move = int(move)
-                if boards[g, move] != 0:
-                    raise RuntimeError(f"{side.name} played the occupied point {move} in game {g}")
-                boards[g, move] = to_play[g]
-                stones[g] += 1
+                reason = game.illegal_reason(positions, g, move)
+                if reason is not None:
+                    raise RuntimeError(f"{side.name} played an illegal move in game {g}: {reason}")
                 player.observe(g, move)
                 opponent.observe(g, move)
-                outcome = outcome_after(boards[g], rules.n, rules.k, move, stones[g])
+                outcome = T.play_position(game.spec, positions, g, move)
                 if outcome != ONGOING:
                     ongoing[g] = False
-                    if outcome == MOVER_WINS:
-                        result[g] = 1 if to_play[g] == player_colour[g] else -1
+                    mover_is_player = to_play[g] == player_colour[g]
+                    if outcome in (MOVER_WINS, MOVER_LOSES):
+                        result[g] = 1 if (outcome == MOVER_WINS) == mover_is_player else -1
                 to_play[g] = -to_play[g]
     return MatchResult(wins=int((result == 1).sum()), draws=int((result == 0).sum()),
                        losses=int((result == -1).sum()))

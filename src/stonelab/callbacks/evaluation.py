@@ -11,7 +11,7 @@ from functools import partial
 import lightning as L
 import numpy as np
 
-from stonelab.arena.players import NeuralMCTSPlayer, PureMCTSPlayer, play_match
+from stonelab.arena.players import NeuralMCTSPlayer, PureMCTSPlayer, play_match, pure_mcts_player
 from stonelab.arena.ratings import MatchResult
 from stonelab.callbacks.logging import log_metrics
 from stonelab.callbacks.selfplay import as_pruning
@@ -102,8 +102,9 @@ class Evaluation(L.Callback):
     def on_fit_start(self, trainer, pl_module) -> None:
         self._fit_start = time.perf_counter()
         # Refuse an opponent of another game before any self-play, and load it once.
-        self._opponent_net = (checkpoints.load(self.opponent_checkpoint, game="gomoku",
-                                               expect=pl_module.identity()).net
+        identity = pl_module.identity()
+        self._opponent_net = (checkpoints.load(self.opponent_checkpoint, game=identity["game"],
+                                               expect=identity).net
                               if self.opponent_checkpoint else None)
 
     def opponent_name(self) -> str:
@@ -236,7 +237,9 @@ class Evaluation(L.Callback):
         if self.opponent_checkpoint:
             evaluate = stop_checking(self._evaluator(trainer, module, "opponent"), stop)
             return NeuralMCTSPlayer(module.game, evaluate, self.search, name="checkpoint")
-        return _StopBetweenGames(PureMCTSPlayer(module.game, self.pure_playouts, self.search.c_puct, seed=seed), stop)
+        pure = pure_mcts_player(module.game, self.pure_playouts, self.search.c_puct, seed=seed)
+        # Gomoku's pure MCTS searches one game at a time; Go's is the batched search over all games
+        return _StopBetweenGames(pure, stop) if isinstance(pure, PureMCTSPlayer) else _StopBeforeSearch(pure, stop)
 
 
 class _StopBetweenGames:
@@ -256,3 +259,18 @@ class _StopBetweenGames:
                 raise StopRequested
             moves.append(self.player.choose(np.array([g]))[0])
         return np.array(moves, dtype=np.int64)
+
+
+class _StopBeforeSearch:
+    """A batched player asked to look at the stop signal before each search of all its games."""
+
+    def __init__(self, player, stop):
+        self.player, self.stop = player, stop
+
+    def __getattr__(self, name):  # name, reset, observe: the player's own
+        return getattr(self.player, name)
+
+    def choose(self, games: np.ndarray) -> np.ndarray:
+        if self.stop():
+            raise StopRequested
+        return self.player.choose(games)

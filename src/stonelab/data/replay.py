@@ -21,17 +21,18 @@ class ReplayBufferError(StonelabError):
 class ReplayBuffer:
     """Ring buffer of ``capacity`` positions: the oldest are overwritten first.
 
-    states_bcnn uint8 [capacity, C, n, n], policies_ba float32 [capacity, A],
+    states_bcnn uint8 [capacity, C, n, n], policies_ba float32 [capacity, A] (A: ``num_actions``,
+    default one per point; Go adds the pass),
     values_b float32 [capacity] (result for the player to move).
     """
 
-    def __init__(self, capacity: int, planes: int, board_size: int):
+    def __init__(self, capacity: int, planes: int, board_size: int, num_actions: int | None = None):
         if capacity < 1:
             raise ReplayBufferError(f"data.buffer_size={capacity} must be >= 1")
         n = board_size
         self.capacity = capacity
         self.states_bcnn = torch.zeros((capacity, planes, n, n), dtype=torch.uint8)
-        self.policies_ba = torch.zeros((capacity, n * n), dtype=torch.float32)
+        self.policies_ba = torch.zeros((capacity, num_actions or n * n), dtype=torch.float32)
         self.values_b = torch.zeros(capacity, dtype=torch.float32)
         self.size = 0
         self.next_slot = 0
@@ -76,7 +77,8 @@ class ReplayBuffer:
 
     def load_state_dict(self, state: dict) -> None:
         states = state["states_bcnn"]
-        if tuple(states.shape[1:]) != tuple(self.states_bcnn.shape[1:]):
+        if (tuple(states.shape[1:]) != tuple(self.states_bcnn.shape[1:])
+                or state["policies_ba"].shape[1:] != self.policies_ba.shape[1:]):
             raise ReplayBufferError(
                 f"checkpoint replay buffer holds positions of shape {tuple(states.shape[1:])}, "
                 f"this run expects {tuple(self.states_bcnn.shape[1:])} (another board size?)")

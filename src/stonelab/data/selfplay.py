@@ -8,7 +8,8 @@ from torch.utils.data import DataLoader
 
 from stonelab.data.replay import ReplayBatches, ReplayBuffer
 from stonelab.errors import ConfigError, check
-from stonelab.games.gomoku import NUM_PLANES, GomokuRules
+from stonelab.games.go import GoRules
+from stonelab.games.gomoku import GomokuRules
 from stonelab.games.symmetry import all_symmetries
 from stonelab.utils.distributed import by_rank, share_of
 
@@ -17,13 +18,13 @@ class SelfPlayDataModule(L.LightningDataModule):
     """Replay buffer of ``buffer_size`` positions served as ``batch_size`` minibatches.
 
     With ``augment`` every position enters the buffer in all 8 symmetries (as
-    seed 000 does). Each DDP rank owns its own buffer, filled by its own
+    seed 000 does; Go's pass stays the pass). Each DDP rank owns its own buffer, filled by its own
     self-play, and draws the same number of batches; checkpoints hold every rank's.
     """
 
     DATA = "selfplay"  # the data config that builds it (models name the one they learn from)
 
-    def __init__(self, game: GomokuRules, *, buffer_size: int = 10_000, batch_size: int = 512,
+    def __init__(self, game: GomokuRules | GoRules, *, buffer_size: int = 10_000, batch_size: int = 512,
                  augment: bool = True, seed: int = 0, num_workers: int = 0):
         super().__init__()
         check([(lambda: isinstance(batch_size, int) and batch_size >= 1,
@@ -37,7 +38,8 @@ class SelfPlayDataModule(L.LightningDataModule):
         self.batch_size = batch_size
         self.augment = augment
         self.seed = seed
-        self.buffer = ReplayBuffer(buffer_size, NUM_PLANES, game.n)
+        search = game.search_game()  # the planes and actions its self-play records
+        self.buffer = ReplayBuffer(buffer_size, search.num_planes, game.n, search.num_actions)
 
     def add_games(self, planes: np.ndarray, policies: np.ndarray, values: np.ndarray) -> int:
         """Add positions (and their symmetries); returns how many entered the buffer."""

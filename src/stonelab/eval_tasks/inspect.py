@@ -36,7 +36,7 @@ def run(cfg: DictConfig) -> dict:
         raise ConfigError("sgf=FILE is required: the SGF game to inspect")
     if cfg.get("move") is None:
         raise ConfigError("move=N is required: the position after the game's first N moves (0: the start)")
-    model = checkpoints.load(str(cfg.ckpt_path), game="go")
+    model = checkpoints.load(str(cfg.ckpt_path), game="go", move_predictor=True)
     net, identity = model.net, model.identity
     n = identity["board_size"]
     sgf = Path(str(cfg.sgf))

@@ -37,7 +37,7 @@ def run(cfg: DictConfig) -> dict:
         raise ConfigError(f"data.split={split!r}: choose all, train, val or test")
     set_threads(cfg.torch_threads)
     device = resolve_device(cfg.device)
-    loaded = checkpoints.load(path, game="go")
+    loaded = checkpoints.load(path, game="go", move_predictor=True)
     net = loaded.net.to(device)
     memory = getattr(net, "memory", 0)  # a belief_vit with a memory reads past positions too
     games = KGSDataModule(list(data.sources), game=loaded.game, encoder=loaded.encoder,

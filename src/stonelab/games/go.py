@@ -1025,6 +1025,16 @@ class GoRules:
     def name(self) -> str:
         return f"go_{self.n}x{self.n}"
 
+    def search_game(self, pruning=None):
+        """Go as AlphaZero's self-play and in-run matches search it
+        (`stonelab.games.go_search.GoSearch`): games end on two passes or after twice the
+        points in moves, and no move fills a single-point eye of its own, so a game ends
+        by passing rather than by a side destroying its own groups. The GTP engine
+        builds its own `GoSearch`, which may fill eyes."""
+        from stonelab.games.go_search import GoSearch
+
+        return GoSearch(self, pruning, fill_own_eyes=False)
+
     def new_state(self) -> GoState:
         return GoState(self)
 

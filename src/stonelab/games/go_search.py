@@ -12,12 +12,19 @@ and is then scored by Tromp-Taylor area with komi; the outcome is reported
 from the view of the player who made the last move (MOVER_WINS, MOVER_LOSES
 or DRAW). The move cap bounds random playouts and tree depth.
 
-Network planes (4, from the mover's view, like Gomoku's): own stones,
-opponent stones, the last move (nothing after a pass), all ones when black is
-to move. Candidates are all legal moves (no Go-specific restriction yet). The
-random playout never fills a point whose on-board neighbours are all the
-mover's own stones (a simple eye rule, so playouts end), ignores positional
-superko (simple ko holds), and passes when no other move is left.
+Network planes (`GO_PLANES`, from the mover's view; the input of AlphaZero
+on Go): own and opponent stones, the last two moves, the point simple ko
+forbids the mover, own and opponent stones in atari, all ones when black is to
+move, all ones when komi favours the mover, and all ones on the board (the
+convolutions' zero padding then marks the edge). A search position carries no
+board history, so the planes give what AlphaGo Zero's past positions give a
+net for ko and fights: where the last stones went and which point is banned.
+
+Candidates are all legal moves, or with ``fill_own_eyes=False`` (self-play) all
+but the points whose on-board neighbours are all the mover's own stones: then
+games end by passing, never by a side filling its own eyes. The random playout
+keeps the same eye rule (so playouts end), ignores positional superko (simple
+ko holds), and passes when no other move is left.
 """
 
 from __future__ import annotations
@@ -33,12 +40,15 @@ from stonelab.games.go import BLACK, EMPTY, I_LAST, I_MOVE, I_OVER, I_SUPERKO, I
 from stonelab.search import game as search_game
 from stonelab.search.game import DRAW, MOVER_LOSES, MOVER_WINS, ONGOING
 
-GoGame = namedtuple("GoGame", ["n", "komi", "max_moves"])
-GoGame.__doc__ = "Board side ``n``, ``komi`` (float), ``max_moves``: the game is scored after that many moves."
+GoGame = namedtuple("GoGame", ["n", "komi", "max_moves", "fill_own_eyes"])
+GoGame.__doc__ = ("Board side ``n``, ``komi`` (float), ``max_moves``: the game is scored after that many moves; "
+                  "``fill_own_eyes`` (bool): whether a move may fill a single-point eye of its own.")
 # A search position is `stonelab.games.go`'s own named arrays: the rules kernels read them by name.
 GoPosition = go.GoArrays
 
-NUM_PLANES = 4
+GO_PLANES = ("own_stones", "opponent_stones", "last_move", "move_before_last", "ko_point",
+             "own_in_atari", "opponent_in_atari", "black_to_move", "komi_for_mover", "on_board")
+NUM_PLANES = len(GO_PLANES)
 
 
 @njit(cache=True, nogil=True)
@@ -118,24 +128,43 @@ def _legal_moves(game, pos, out):
 
 @njit(cache=True, nogil=True)
 def _candidates(game, pos, priors, out):
-    count = _legal_moves(game, pos, out)
-    return count, count
+    legal = _legal_moves(game, pos, out)
+    if game.fill_own_eyes:
+        return legal, legal
+    colour = pos.info[I_TO_PLAY]
+    count = legal
+    for p in range(game.n * game.n):
+        if out[p] and _own_eye(pos, p, colour):
+            out[p] = False
+            count -= 1
+    return count, legal  # never empty: pass is always legal
 
 
 @njit(cache=True, nogil=True)
 def _encode(game, pos, out):
     n = game.n
     to_play = pos.info[I_TO_PLAY]
-    last = pos.info[I_LAST]
-    colour_plane = 1.0 if to_play == BLACK else 0.0
+    moves_played = pos.info[I_MOVE]
+    ko = go.ko_point(pos)
+    black_plane = 1.0 if to_play == BLACK else 0.0
+    # komi counts for white: it favours the mover when white moves with komi > 0 (or black with komi < 0)
+    komi_plane = 1.0 if game.komi * -to_play > 0 else 0.0
     for a in range(n * n):
         r = a // n
         c = a % n
         s = pos.board[a]
+        age = moves_played - pos.placed_move[a] if s != EMPTY else -1  # 1: the last move's stone
+        in_atari = s != EMPTY and pos.group_liberty_count[pos.group_head[a]] == 1
         out[0, r, c] = 1.0 if s == to_play else 0.0
         out[1, r, c] = 1.0 if s == -to_play else 0.0
-        out[2, r, c] = 1.0 if a == last else 0.0
-        out[3, r, c] = colour_plane
+        out[2, r, c] = 1.0 if age == 1 else 0.0
+        out[3, r, c] = 1.0 if age == 2 else 0.0
+        out[4, r, c] = 1.0 if a == ko else 0.0
+        out[5, r, c] = 1.0 if in_atari and s == to_play else 0.0
+        out[6, r, c] = 1.0 if in_atari and s == -to_play else 0.0
+        out[7, r, c] = black_plane
+        out[8, r, c] = komi_plane
+        out[9, r, c] = 1.0
 
 
 @njit(cache=True, nogil=True)
@@ -198,7 +227,7 @@ class GoSearch:
 
     num_planes = NUM_PLANES
 
-    def __init__(self, rules: GoRules, pruning=None, max_moves: int | None = None):
+    def __init__(self, rules: GoRules, pruning=None, max_moves: int | None = None, *, fill_own_eyes: bool = True):
         if pruning is not None and getattr(pruning, "enabled", False):
             raise ConfigError("candidate pruning is Gomoku's; Go searches all legal moves")
         self.rules = rules
@@ -206,7 +235,8 @@ class GoSearch:
         self.board_size = rules.n
         self.num_actions = rules.num_actions
         self.max_moves = int(max_moves or 2 * rules.num_points)
-        self.spec = GoGame(rules.n, float(rules.komi), self.max_moves)
+        self.fill_own_eyes = bool(fill_own_eyes)
+        self.spec = GoGame(rules.n, float(rules.komi), self.max_moves, self.fill_own_eyes)
 
     def new_positions(self, count: int) -> GoPosition:
         one = go.new_arrays(self.rules.n, self.max_moves + 2)

@@ -9,6 +9,7 @@ exceeded 2x target, multiplied by 1.5 when it stayed under half the target.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import contextmanager
 
 import lightning as L
@@ -16,6 +17,7 @@ import torch
 from torch import nn
 
 from stonelab.errors import ConfigError, check
+from stonelab.games.go import GoRules
 from stonelab.games.gomoku import GomokuRules
 from stonelab.models.evaluator import NetEvaluator, net_evaluator  # noqa: F401  (re-exported: one source of truth)
 from stonelab.models.identity import (  # noqa: F401  (re-exported: one source of truth)
@@ -29,9 +31,9 @@ from stonelab.models.identity import (  # noqa: F401  (re-exported: one source o
 class AlphaZeroModule(L.LightningModule):
     MODEL_NAME = "alphazero"
     DATA = "selfplay"  # learns from its own games (the data config it needs)
-    GAME = "gomoku"  # the game it plays (a game config of another one is refused)
+    GAME = ("gomoku", "go")  # the games it plays (a game config of another one is refused)
 
-    def __init__(self, net: nn.Module, game: GomokuRules, *, lr: float = 2e-3,
+    def __init__(self, net: nn.Module | Callable[..., nn.Module], game: GomokuRules | GoRules, *, lr: float = 2e-3,
                  weight_decay: float = 1e-4, kl_target: float = 0.02, epochs_per_step: int = 5,
                  lr_multiplier_min: float = 0.1, lr_multiplier_max: float = 10.0,
                  warmup_steps: int = 0):
@@ -48,7 +50,7 @@ class AlphaZeroModule(L.LightningModule):
              f"({lr_multiplier_max!r})"),
         ])
         self.save_hyperparameters(ignore=["net", "game"])
-        self.net = net
+        self.net = net_for_game(net, game)
         self.game = game
         self.automatic_optimization = False
         # Training state that must survive a resume (saved in on_save_checkpoint).
@@ -174,6 +176,28 @@ class AlphaZeroModule(L.LightningModule):
         self.train_steps = state["train_steps"]
 
 
-def alphazero_identity(game: GomokuRules) -> dict:
+def net_for_game(net: nn.Module | Callable[..., nn.Module], game: GomokuRules | GoRules) -> nn.Module:
+    """The policy-value net for ``game``'s search planes and actions.
+
+    ``net`` is a net, or (conf/model/alphazero.yaml: ``_partial_: true``) a function that
+    builds one given ``in_planes`` and ``num_actions`` (None: one per point, Gomoku's), so
+    one model config serves Gomoku's 4 planes and n*n moves and Go's planes and pass.
+    A built net whose shape does not fit the game is refused naming both.
+    """
+    search = game.search_game()
+    actions = None if search.num_actions == game.n * game.n else search.num_actions
+    if not isinstance(net, nn.Module):
+        net = net(in_planes=search.num_planes, num_actions=actions)
+    config = getattr(net, "config", {})
+    got = (config.get("in_planes"), config.get("num_actions"))
+    if got != (search.num_planes, actions):
+        raise ConfigError(f"model.net takes in_planes={got[0]} and num_actions={got[1]}, but {game.name} "
+                          f"searches with {search.num_planes} planes and {search.num_actions} actions")
+    return net
+
+
+def alphazero_identity(game: GomokuRules | GoRules) -> dict:
     """The identity an AlphaZero checkpoint of ``game`` carries."""
+    if isinstance(game, GoRules):
+        return {"model": "alphazero", "game": "go", "board_size": game.n, "komi": float(game.komi)}
     return {"model": "alphazero", "game": "gomoku", "board_size": game.n, "win_length": game.k}

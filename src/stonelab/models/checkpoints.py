@@ -27,8 +27,9 @@ from stonelab.models.identity import (
     load_checkpoint_file,
 )
 
-# The models a checkpoint can hold: the game each plays, and the net class of
-# checkpoints that do not name theirs (alphazero's store only the net's arguments).
+# The models a checkpoint can hold: the game each plays (alphazero's identity names its
+# own: Gomoku or Go), and the net class of checkpoints that do not name theirs
+# (alphazero's store only the net's arguments).
 MODELS = {
     "alphazero": ("gomoku", "stonelab.models.nets.policy_value.PolicyValueNet"),
     "maddison_cnn": ("go", "stonelab.models.nets.maddison.MaddisonNet"),
@@ -64,14 +65,31 @@ class LoadedCheckpoint:
         return self.state.get("gate")
 
 
-def load(path: str, *, game: str | None = None, expect: dict | None = None) -> LoadedCheckpoint:
+def load(path: str, *, game: str | None = None, expect: dict | None = None,
+         move_predictor: bool = False) -> LoadedCheckpoint:
     """The game and trained net of checkpoint file ``path``.
 
     game: "gomoku" or "go": refuse a checkpoint of the other game (or of no stonelab
     model) in one line naming the file. expect: identity fields the checkpoint must
     have (a board size, a win length), refused naming each difference.
+    move_predictor: refuse anything but a Go move predictor (`GO_MODELS`), AlphaZero
+    on Go included.
     """
-    return from_dict(load_checkpoint_file(path), path, game=game, expect=expect)
+    checkpoint = load_checkpoint_file(path)
+    if move_predictor:
+        identity_of(checkpoint, path, game="go")
+        model = checkpoint[CHECKPOINT_KEY]["identity"]["model"]
+        if model not in GO_MODELS:
+            raise CheckpointMismatchError(_other_game(path, checkpoint[CHECKPOINT_KEY]["identity"], "go"))
+    return from_dict(checkpoint, path, game=game, expect=expect)
+
+
+def game_of(identity: dict) -> str | None:
+    """The game a checkpoint's model plays: alphazero's identity names it, the others' model does."""
+    model = identity.get("model")
+    if model == "alphazero" and identity.get("game") in GAMES:
+        return identity["game"]
+    return MODELS[model][0] if model in MODELS else None
 
 
 def from_dict(checkpoint: dict, path: str, *, game: str | None = None,
@@ -91,7 +109,7 @@ def identity_of(checkpoint: dict, path: str, *, game: str | None = None) -> dict
     state = checkpoint.get(CHECKPOINT_KEY)
     identity = state.get("identity") if isinstance(state, dict) else None
     model = identity.get("model") if isinstance(identity, dict) else None
-    if game is not None and (model not in MODELS or MODELS[model][0] != game):
+    if game is not None and (model not in MODELS or game_of(identity) != game):
         raise CheckpointMismatchError(_other_game(path, identity if model else None, game))
     if model not in MODELS:
         found = f"model {model!r}" if model else "no stonelab model"
@@ -103,20 +121,24 @@ def identity_of(checkpoint: dict, path: str, *, game: str | None = None) -> dict
 def _other_game(path: str, identity: dict | None, game: str) -> str:
     found = describe(identity) if identity else "no stonelab model"
     if game == "gomoku":
-        return f"{path} is not a stonelab alphazero checkpoint (a Gomoku model): it holds {found}"
+        return f"{path} is not a stonelab alphazero checkpoint of Gomoku: it holds {found}"
     model = identity["model"] if identity else "no stonelab model"
+    if identity and game_of(identity) == "go":
+        return f"{path} holds {model!r} on Go, not a Go move predictor ({', '.join(GO_MODELS)}): it is {found}"
     return f"{path} holds {model!r}, not a Go move predictor ({', '.join(GO_MODELS)}): it is {found}"
 
 
 def build_game(identity: dict, path: str = "checkpoint"):
     """The rules a checkpoint's model plays, from its identity."""
     try:
-        if MODELS[identity["model"]][0] == "gomoku":
+        if game_of(identity) == "gomoku":
             from stonelab.games.gomoku import GomokuRules
 
             return GomokuRules(identity["board_size"], identity["win_length"])
         from stonelab.games.go import GoRules
 
+        if identity["model"] == "alphazero":  # trained with its komi: its value output knows it
+            return GoRules(identity["board_size"], komi=identity["komi"])
         return GoRules(identity["board_size"])
     except KeyError as exc:
         raise CheckpointMismatchError(f"{path}: its stonelab identity lacks {exc} ({identity})") from None

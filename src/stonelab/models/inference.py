@@ -57,7 +57,7 @@ class MovePredictor:
     def from_checkpoint(cls, path: str, device: str | torch.device = "cpu") -> MovePredictor:
         from stonelab.models import checkpoints
 
-        loaded = checkpoints.load(path, game="go")  # refuses an alphazero (Gomoku) checkpoint by name
+        loaded = checkpoints.load(path, game="go", move_predictor=True)  # refuses an alphazero (Gomoku) checkpoint by name
         return cls(loaded.net, loaded.game, loaded.encoder, device, gate=loaded.gate)
 
     @torch.inference_mode()

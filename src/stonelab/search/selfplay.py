@@ -54,7 +54,7 @@ class SelfPlaySlots:
         self.temperature_moves = temperature_moves
         self.pruning = pruning
         self.moves: list[list[int]] = [[] for _ in range(slots)]
-        # per slot, per move: (planes uint8 [4, n, n], visit shares [A], mover)
+        # per slot, per move: (planes uint8 [C, n, n], visit shares [A], mover)
         self.records: list[list[tuple[np.ndarray, np.ndarray, int]]] = [[] for _ in range(slots)]
 
     @property

@@ -341,6 +341,14 @@ def advance_root(tree, game, roots, g, move):
 
 
 @njit(cache=True, nogil=True)
+def play_position(game, positions, g, move):
+    """Play ``move`` in position ``g`` of a batch (no tree); returns the outcome (a referee's move)."""
+    pos = G.position_at(game, positions, g)
+    G.play(game, pos, move)
+    return G.outcome(game, pos)
+
+
+@njit(cache=True, nogil=True)
 def root_to_play(game, roots, g):
     """Colour to move (+1 / -1) at game ``g``'s root."""
     return G.to_play(game, G.position_at(game, roots, g))
