@@ -11,7 +11,7 @@ import torch
 
 from stonelab.pipeline import build, train
 
-GAMES = ["gomoku_6x6_c4", "gomoku_8x8_c4", "gomoku_8x8_c5", "gomoku_15x15_c5"]
+GAMES = ["gomoku_6x6_c4", "gomoku_8x8_c4", "gomoku_8x8_c5", "gomoku_15x15_c5", "go_9"]
 
 
 @pytest.mark.parametrize("game", GAMES)
@@ -19,7 +19,7 @@ def test_fast_dev_run_every_game(game, tmp_path, compose_train):
     cfg = compose_train([f"game={game}", "+trainer.fast_dev_run=true", "logger=none"], tmp_path)
     result = train(cfg)
     assert result["train_steps"] == 1
-    assert result["game"] == game
+    assert result["game"] == game.replace("go_9", "go_9x9")  # the rules' own name
     assert result["rounds"] >= 1
 
 
@@ -66,6 +66,24 @@ def test_resume_continues_exactly(tmp_path, compose_train):
     assert dm_a["positions_added"] == dm_c["positions_added"]
     assert dm_a["batches_drawn"] == dm_c["batches_drawn"]
     assert torch.equal(dm_a["states_bcnn"], dm_c["states_bcnn"])
+    for key, value in a["state_dict"].items():
+        assert torch.equal(value, c["state_dict"][key]), key
+
+
+def test_alphazero_on_go_resumes_exactly(tmp_path, compose_train):
+    """AlphaZero on 9x9 Go: 2 epochs straight == 1 epoch then a resume; the checkpoint is Go's."""
+    go = ["game=go_9", "model.net.channels=[8,16]", "logger=none", "callbacks.evaluation.at_train_end=false"]
+    train(compose_train(["trainer.max_epochs=2", *go], tmp_path / "a"))
+    train(compose_train(["trainer.max_epochs=1", *go], tmp_path / "b"))
+    last = tmp_path / "b" / "checkpoints" / "last.ckpt"
+    result = train(compose_train(["trainer.max_epochs=2", f"ckpt_path={last}", *go], tmp_path / "c"))
+    a = _state(tmp_path / "a" / "checkpoints" / "last.ckpt")
+    c = _state(tmp_path / "c" / "checkpoints" / "last.ckpt")
+    assert c["stonelab"]["identity"] == {"model": "alphazero", "game": "go", "board_size": 9, "komi": 7.0}
+    assert a["stonelab"]["train_steps"] == c["stonelab"]["train_steps"] == result["train_steps"] == 4
+    buffer = c["SelfPlayDataModule"]["buffer"]
+    assert buffer["states_bcnn"].shape[1:] == (10, 9, 9) and buffer["policies_ba"].shape[1] == 82
+    assert torch.equal(a["SelfPlayDataModule"]["buffer"]["states_bcnn"], buffer["states_bcnn"])
     for key, value in a["state_dict"].items():
         assert torch.equal(value, c["state_dict"][key]), key
 

@@ -1,6 +1,6 @@
 """What `src/play.py` runs: a trained model as an engine on stdin/stdout.
 
-``protocol=gtp``: a Go move predictor (maddison_cnn, belief_vit) over GTP.
+``protocol=gtp``: a Go model (maddison_cnn, belief_vit, alphazero on Go) over GTP.
 ``protocol=gomocup``: an AlphaZero Gomoku checkpoint as a Gomocup brain, with search.
 """
 
@@ -18,10 +18,10 @@ PROTOCOLS = ("gtp", "gomocup")
 
 def gtp_engine(cfg: DictConfig):
     """A Go checkpoint over GTP: searched unless ``search.playouts=0``."""
-    from stonelab.models.inference import MovePredictor
+    from stonelab.models.alphazero_go import go_model_from_checkpoint
     from stonelab.protocols.gtp_search import ResignRule, search_gtp_engine
 
-    predictor = MovePredictor.from_checkpoint(cfg.ckpt_path, device=resolve_device(cfg.device))
+    predictor = go_model_from_checkpoint(cfg.ckpt_path, device=resolve_device(cfg.device))
     try:
         resign = ResignRule(cfg.resign_below, cfg.resign_moves)
     except (TypeError, ValueError) as exc:
@@ -54,7 +54,7 @@ def run(cfg: DictConfig) -> None:
     if cfg.protocol not in PROTOCOLS:
         raise ConfigError(f"protocol={cfg.protocol!r}: choose gtp (Go models) or gomocup (alphazero Gomoku)")
     if not cfg.get("ckpt_path"):
-        raise ConfigError("ckpt_path=... is required: a maddison_cnn or belief_vit checkpoint (protocol=gtp) "
+        raise ConfigError("ckpt_path=... is required: a Go checkpoint (protocol=gtp) "
                           "or an alphazero one (protocol=gomocup)")
     set_threads(cfg.torch_threads)
     engine = gtp_engine(cfg) if cfg.protocol == "gtp" else gomocup_engine(cfg)

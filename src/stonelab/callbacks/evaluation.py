@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -45,7 +46,8 @@ class Evaluation(L.Callback):
 
     def __init__(self, search: dict | MCTSConfig, *, every_n_rounds: int = 50, games: int = 10,
                  pure_playouts: int = 1000, playouts_step: int = 1000, max_pure_playouts: int = 5000,
-                 opponent_checkpoint: str | None = None, seed: int = 0, dirpath: str | None = None,
+                 opponent_checkpoint: str | None = None, opponent_command: str | None = None,
+                 seed: int = 0, dirpath: str | None = None,
                  at_train_end: bool = True, pruning=None, torch_threads: int | None = 1,
                  precision: str | None = None):
         check([
@@ -62,6 +64,9 @@ class Evaluation(L.Callback):
         self.precision = check_search_precision(precision, "callbacks.evaluation.precision")
         if opponent_checkpoint and not os.path.isfile(opponent_checkpoint):
             raise ConfigError(f"callbacks.evaluation.opponent_checkpoint={opponent_checkpoint}: no such file")
+        if opponent_checkpoint and opponent_command:
+            raise ConfigError("callbacks.evaluation: give opponent_checkpoint or opponent_command, not both")
+        self.opponent_command = opponent_command
         self.search = search if isinstance(search, MCTSConfig) else MCTSConfig(**search)
         self.pruning = as_pruning(pruning)  # the player under test searches like self-play
         self.every_n_rounds = every_n_rounds
@@ -101,6 +106,9 @@ class Evaluation(L.Callback):
 
     def on_fit_start(self, trainer, pl_module) -> None:
         self._fit_start = time.perf_counter()
+        if self.opponent_command and identity_game(pl_module) != "go":
+            raise ConfigError("callbacks.evaluation.opponent_command: a GTP engine plays Go; "
+                              f"this run plays {identity_game(pl_module)}")
         # Refuse an opponent of another game before any self-play, and load it once.
         identity = pl_module.identity()
         self._opponent_net = (checkpoints.load(self.opponent_checkpoint, game=identity["game"],
@@ -108,7 +116,13 @@ class Evaluation(L.Callback):
                               if self.opponent_checkpoint else None)
 
     def opponent_name(self) -> str:
+        if self.opponent_command:
+            return f"gtp:{self.opponent_command}"
         return f"checkpoint:{self.opponent_checkpoint}" if self.opponent_checkpoint else f"pure_mcts_{self.pure_playouts}"
+
+    @property
+    def against_pure_mcts(self) -> bool:
+        return not (self.opponent_checkpoint or self.opponent_command)
 
     def on_train_start(self, trainer, pl_module) -> None:
         # A match due when a stop signal ended the run (cut short, or not yet begun) is
@@ -143,7 +157,7 @@ class Evaluation(L.Callback):
             "opponent": self.opponent_name(), "wins": result.wins, "draws": result.draws,
             "losses": result.losses, "win_ratio": result.win_ratio,
             "ci_low": result.interval[0], "ci_high": result.interval[1],
-            "opponent_playouts": None if self.opponent_checkpoint else self.pure_playouts,
+            "opponent_playouts": self.pure_playouts if self.against_pure_mcts else None,
             "seconds": time.perf_counter() - start,
         }
         self.history.append(record)
@@ -163,7 +177,7 @@ class Evaluation(L.Callback):
                 os.makedirs(self.dirpath, exist_ok=True)
                 with open(os.path.join(self.dirpath, "evaluations.jsonl"), "a") as f:
                     f.write(json.dumps(record) + "\n")
-        if (not self.opponent_checkpoint and result.win_ratio == 1.0
+        if (self.against_pure_mcts and result.win_ratio == 1.0
                 and self.pure_playouts < self.max_pure_playouts):
             # A perfect score says little more; face a stronger pure MCTS, best restarts.
             self.pure_playouts = min(self.pure_playouts + self.playouts_step, self.max_pure_playouts)
@@ -203,7 +217,14 @@ class Evaluation(L.Callback):
         games = self.games // world + (1 if rank < self.games % world else 0)
         wins = draws = losses = cut = 0
         stop = partial(stop_signal, trainer)  # checked before every search step
-        if games > 0:
+        if games > 0 and self.opponent_command:
+            try:
+                with module.evaluation_mode(), torch_threads(self.torch_threads):
+                    result = self._gtp_match(module, games, stop)
+                wins, draws, losses = result.wins, result.draws, result.losses
+            except StopRequested:
+                cut = 1
+        elif games > 0:
             try:
                 with module.evaluation_mode(), torch_threads(self.torch_threads):
                     player = NeuralMCTSPlayer(module.game, stop_checking(self._evaluator(trainer, module, "player"), stop),
@@ -219,6 +240,32 @@ class Evaluation(L.Callback):
         # Shares take each rank its own time: summed on the side group (stonelab.utils.distributed).
         wins, draws, losses, cut = sum_over_ranks(trainer, [wins, draws, losses, cut])
         return None if cut else MatchResult(int(wins), int(draws), int(losses))
+
+    def _gtp_match(self, module, games: int, stop) -> MatchResult:
+        """``games`` Go games of the module's net with search against the GTP engine of
+        ``opponent_command``, refereed and counted as ``task=gtp_match`` does (dead stones
+        taken off by a cleanup phase or the engine's final_status_list)."""
+        from stonelab.arena.gtp_match import LocalEngine, gtp_match, start_game
+        from stonelab.models.alphazero_go import AlphaZeroGoModel
+        from stonelab.protocols.gtp_client import GTPClient, GTPEngineError
+        from stonelab.protocols.gtp_search import search_gtp_engine
+
+        def between_games(index, record, so_far):
+            if stop():
+                raise StopRequested
+
+        search = {**dataclasses.asdict(self.search), "max_nodes": None}
+        model = AlphaZeroGoModel(module.net, module.game, module.device)
+        try:
+            engine = GTPClient(str(self.opponent_command), timeout=120.0)
+        except GTPEngineError as exc:
+            raise ConfigError(f"callbacks.evaluation.opponent_command={self.opponent_command!r}: {exc}") from None
+        with engine, LocalEngine(search_gtp_engine(model, search), label="stonelab") as ours:
+            engine.label = engine.identity()
+            start_game(engine, module.game)
+            result, _ = gtp_match(ours, engine, module.game, games, 2 * module.game.num_points,
+                                  opening_moves=2, seed=self.seed * 7919 + module.rounds, on_game=between_games)
+        return result
 
     def _evaluator(self, trainer, module, which: str) -> NetEvaluator:
         """The player's (the module's net) or the checkpoint opponent's evaluator, built once
@@ -274,3 +321,8 @@ class _StopBeforeSearch:
         if self.stop():
             raise StopRequested
         return self.player.choose(games)
+
+
+def identity_game(module) -> str:
+    """The game a module's checkpoints say it plays ("gomoku" or "go")."""
+    return module.identity().get("game", "gomoku")

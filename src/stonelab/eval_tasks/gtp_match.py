@@ -33,12 +33,12 @@ def run(cfg: DictConfig) -> dict:
     from stonelab.arena import gtp_match as referee
     from stonelab.arena.progress import MatchProgress
     from stonelab.games.go import GoRules
-    from stonelab.models.inference import MovePredictor
+    from stonelab.models.alphazero_go import go_model_from_checkpoint
 
     _check(cfg)
     set_threads(cfg.torch_threads)
     device = resolve_device(cfg.device)
-    predictor = MovePredictor.from_checkpoint(cfg.ckpt_path, device=device)  # refuses alphazero checkpoints
+    predictor = go_model_from_checkpoint(cfg.ckpt_path, device=device)  # refuses Gomoku checkpoints
     rules = GoRules(predictor.rules.n, komi=float(cfg.komi))
     max_moves = int(cfg.max_moves or 2 * rules.num_points)
     sgf_dir = Path(str(cfg.sgf_dir)) if cfg.get("sgf_dir") else None
@@ -75,7 +75,7 @@ def run(cfg: DictConfig) -> dict:
 
 
 def _check(cfg: DictConfig) -> None:
-    check([(cfg.get("ckpt_path"), "ckpt_path=... is required: a maddison_cnn or belief_vit checkpoint to play with"),
+    check([(cfg.get("ckpt_path"), "ckpt_path=... is required: a Go checkpoint to play with"),
            (cfg.get("opponent_command"), 'opponent_command="..." is required: the GTP engine to play against'),
            (lambda: isinstance(cfg.games, int) and cfg.games >= 1, f"games={cfg.games} must be >= 1"),
            (lambda: isinstance(cfg.opening_moves, int) and 0 <= cfg.opening_moves <= 20,

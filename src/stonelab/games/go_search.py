@@ -36,7 +36,7 @@ from numba import njit
 
 from stonelab.errors import ConfigError
 from stonelab.games import go
-from stonelab.games.go import BLACK, EMPTY, I_LAST, I_MOVE, I_OVER, I_SUPERKO, I_TO_PLAY, OK, GoRules
+from stonelab.games.go import BLACK, EMPTY, I_MOVE, I_OVER, I_SUPERKO, I_TO_PLAY, OK, GoRules
 from stonelab.search import game as search_game
 from stonelab.search.game import DRAW, MOVER_LOSES, MOVER_WINS, ONGOING
 

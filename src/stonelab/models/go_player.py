@@ -173,10 +173,17 @@ class GoSearchPlayer:
 
 def go_search_player(predictor, search: dict) -> GoSearchPlayer:
     """The `GoSearchPlayer` of a Go move predictor with ``search`` settings (`MCTSConfig` fields)."""
+    from stonelab.errors import ConfigError
+    from stonelab.models.alphazero_go import AlphaZeroGoModel
     from stonelab.models.go_evaluator import GoNetEvaluator
 
     config = MCTSConfig(**search)
     rules = predictor.rules
+    if isinstance(predictor, AlphaZeroGoModel):  # its own planes and value output, in its own search
+        if config.go_value not in ("auto", "net"):
+            raise ConfigError(f"search.go_value={config.go_value}: an alphazero Go net searches with its "
+                              "value output (go_value=net or auto)")
+        return GoSearchPlayer(rules, predictor, config, max_nodes=config.max_nodes)
     game = GoSearch(rules, max_moves=3 * rules.num_points)  # a whole game, then playouts to its end
     evaluator = GoNetEvaluator(predictor, game, value=config.go_value, rollouts=config.go_value_playouts)
     return GoSearchPlayer(rules, evaluator, config, max_nodes=config.max_nodes)

@@ -1,0 +1,95 @@
+"""An AlphaZero Go checkpoint as a Go player: the GTP engine (src/play.py) and the GTP arena
+(``task=gtp_match``) drive it as they drive a move predictor.
+
+    model = AlphaZeroGoModel(loaded.net, loaded.game)
+    model.probabilities([state]), model.play_moves([state])      # search-free
+    go_search_player(model, search_settings)                     # its own planes in the search
+
+Its planes are the self-play search's (`stonelab.games.go_search`, ``GO_PLANES``), read
+from the leaf positions themselves, so the net sees in play what it saw in training. Its
+search keeps self-play's rule that no move fills a single-point eye of its own, with
+room for a whole game (three times the points in moves) rather than self-play's cap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from stonelab.games.go import GoRules, GoState
+from stonelab.games.go_search import GoPosition, GoSearch
+from stonelab.models.evaluator import NetEvaluator
+from stonelab.models.outputs import GoModelOutput
+from stonelab.search import tree as T
+
+
+class AlphaZeroGoModel:
+    """An AlphaZero policy-value net of Go behind the interface of `MovePredictor` that the
+    GTP engine uses (``rules``, ``probabilities``, ``play_moves``, ``outputs``)."""
+
+    encoder = None  # its planes are the search's, not a move predictor's encoder
+
+    def __init__(self, net: nn.Module, rules: GoRules, device: str | torch.device = "cpu"):
+        self.rules = rules
+        self.device = torch.device(device)
+        self.search = GoSearch(rules, max_moves=3 * rules.num_points, fill_own_eyes=False)
+        self.evaluate = NetEvaluator(net, self.device)  # moves the net once, eval mode
+        self.net = self.evaluate.net
+
+    def __call__(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Leaf evaluation for `BatchedMCTS`: planes [B, C, n, n] -> (priors [B, A], values [B])."""
+        return self.evaluate(planes)
+
+    def planes(self, states: Sequence[GoState]) -> np.ndarray:
+        """The net's input planes of ``states`` [B, C, n, n] float32, as the search encodes them."""
+        n = self.rules.n
+        out = np.zeros((len(states), self.search.num_planes, n, n), dtype=np.float32)
+        for i, state in enumerate(states):
+            one = self.search.position(state)
+            batch = GoPosition(*(field[None] for field in one))
+            T.encode_root(self.search.spec, batch, 0, out[i])
+        return out
+
+    def probabilities(self, states: Sequence[GoState], ranks=None) -> np.ndarray:
+        """Move probabilities [B, n*n + 1] (pass last), zero on illegal moves."""
+        priors, _ = self.evaluate(self.planes(states))
+        legal = np.stack([s.legal_mask() for s in states])
+        priors = np.where(legal, priors, 0.0)
+        return priors / np.maximum(priors.sum(axis=1, keepdims=True), 1e-12)
+
+    def values(self, states: Sequence[GoState]) -> np.ndarray:
+        """The value output [B] in [-1, 1], for the side to move."""
+        return self.evaluate(self.planes(states))[1]
+
+    def play_moves(self, states: Sequence[GoState], ranks=None, histories=None) -> np.ndarray:
+        """The most probable legal move of each state, never filling a single-point eye of
+        its own (as in self-play, where such moves were never searched)."""
+        from stonelab.games.go_ownership import own_eyes
+
+        probs = self.probabilities(states)
+        for i, state in enumerate(states):
+            eyes = own_eyes(state.board, state.arrays.neighbours, state.to_play)
+            probs[i, :-1][eyes] = 0.0
+            if not probs[i].any():
+                probs[i, -1] = 1.0  # nothing else left: pass
+        return probs.argmax(axis=1)
+
+    def outputs(self, states: Sequence[GoState], ranks=None, histories=None) -> GoModelOutput:
+        """Policy logits only (no ownership map): what kata-analyze asks a model for."""
+        priors, _ = self.evaluate(self.planes(states))
+        return GoModelOutput(policy_logits=torch.from_numpy(np.log(np.maximum(priors, 1e-30))))
+
+
+def go_model_from_checkpoint(path: str, device: str | torch.device = "cpu"):
+    """The Go player of checkpoint ``path``: a `MovePredictor` (maddison_cnn, belief_vit) or
+    an `AlphaZeroGoModel`; a Gomoku checkpoint is refused naming the file."""
+    from stonelab.models import checkpoints
+    from stonelab.models.inference import MovePredictor
+
+    loaded = checkpoints.load(path, game="go")
+    if loaded.model == "alphazero":
+        return AlphaZeroGoModel(loaded.net, loaded.game, device)
+    return MovePredictor(loaded.net, loaded.game, loaded.encoder, device, gate=loaded.gate)
