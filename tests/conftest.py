@@ -181,6 +181,26 @@ def tiny_alphazero_checkpoint():
 
 
 @pytest.fixture(scope="session")
+def tiny_alphazero_go_checkpoint():
+    """``tiny_alphazero_go_checkpoint(path)``: a seeded 9x9 alphazero Go checkpoint (komi 7)."""
+    import torch
+
+    from stonelab.games.go import GoRules
+    from stonelab.models.alphazero import AlphaZeroModule
+    from stonelab.models.nets.policy_value import PolicyValueNet
+
+    def tiny_alphazero_go_checkpoint(path: Path) -> Path:
+        torch.manual_seed(0)
+
+        def net(**shape):
+            return PolicyValueNet(9, channels=(8,), **shape)
+
+        return _save_checkpoint(AlphaZeroModule(net, GoRules(9, komi=7.0)), path)
+
+    return tiny_alphazero_go_checkpoint
+
+
+@pytest.fixture(scope="session")
 def cpu_bf16():
     """Skips the test where this torch cannot run a convolution under CPU bfloat16 autocast
     (trainer.precision=bf16-mixed on CPU needs it; torch 2.13 here can)."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from stonelab.callbacks.evaluation import Evaluation
 from stonelab.search.mcts import MCTSConfig
 
@@ -68,3 +70,41 @@ def test_player_and_opponent_evaluators_are_built_once_in_the_trainer_precision(
     assert evaluation._evaluator(trainer, module, "player") is player
     assert evaluation._evaluator(trainer, module, "opponent") is opponent
     assert Evaluation(MCTSConfig(), precision=32)._evaluator(trainer, module, "player").precision == "32"
+
+
+PASSING_GTP_ENGINE = """import sys
+for line in sys.stdin:
+    words = line.split()
+    if not words:
+        continue
+    reply = {"name": "passer", "version": "1", "genmove": "pass", "known_command": "false"}.get(words[0], "")
+    print("= " + reply + "\\n", flush=True)
+    if words[0] == "quit":
+        break
+"""
+
+
+def test_a_go_run_is_evaluated_against_a_gtp_engine_in_run(tmp_path, compose_train):
+    import shlex
+    import sys
+
+    from stonelab.pipeline import train
+
+    engine = tmp_path / "passer.py"
+    engine.write_text(PASSING_GTP_ENGINE)
+    command = shlex.join([sys.executable, str(engine)])
+    result = train(compose_train(["game=go_9", "model.net.channels=[8]", "logger=none",
+                                  f"callbacks.evaluation.opponent_command='{command}'"], tmp_path))
+    (first, *_) = result["evaluations"]
+    assert first["opponent"] == f"gtp:{command}" and first["opponent_playouts"] is None
+    assert first["wins"] + first["draws"] + first["losses"] == 2
+
+
+def test_a_gtp_opponent_is_refused_for_gomoku(tmp_path, compose_train):
+    from stonelab.errors import ConfigError
+    from stonelab.pipeline import train
+
+    with pytest.raises(ConfigError, match="a GTP engine plays Go; this run plays gomoku"):
+        train(compose_train(["callbacks.evaluation.opponent_command=gnugo", "logger=none"], tmp_path))
+    with pytest.raises(ConfigError, match="opponent_checkpoint or opponent_command, not both"):
+        Evaluation(MCTSConfig(), opponent_checkpoint=__file__, opponent_command="gnugo")
