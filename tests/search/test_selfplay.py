@@ -7,7 +7,7 @@ import pytest
 
 from stonelab.games.gomoku import BLACK, WHITE, GomokuRules, line_length
 from stonelab.search.mcts import MCTSConfig
-from stonelab.search.selfplay import SelfPlayGames, play_games
+from stonelab.search.selfplay import SelfPlayGames, SelfPlaySlots, play_games
 
 RULES = GomokuRules(6, 4)
 CONFIG = MCTSConfig(playouts=16)
@@ -209,3 +209,39 @@ def test_state_dict_round_trip_continues_identically():
     c = SelfPlaySlots(RULES, 2, CONFIG, temperature_moves=36)
     assert c.load_state_dict(a.state_dict()) == a.carried_games > 0
     assert c.carried_games == 0
+
+
+def black_is_winning(planes):
+    """Uniform priors; every position is worth +0.95 to black and -0.95 to white (Go plane 7: black to move)."""
+    b, a = planes.shape[0], planes.shape[-1] ** 2 + 1
+    values = np.where(planes[:, 7, 0, 0] == 1, 0.95, -0.95).astype(np.float32)
+    return np.full((b, a), 1.0 / a, np.float32), values
+
+
+def test_a_lost_side_resigns_unless_its_game_is_played_through():
+    from stonelab.games.go import GoRules
+
+    rules, config = GoRules(9), MCTSConfig(playouts=8)
+    resigning = SelfPlaySlots(rules, 3, config, temperature_moves=4, resign_below=-0.9, resign_playthrough=0.0)
+    games = resigning.play(black_is_winning, 3, np.random.default_rng(0))
+    assert games.winners.tolist() == [1, 1, 1] and games.lengths.tolist() == [2, 2, 2]  # white resigns at once
+    assert resigning.resign_stats == {"resigned": 3, "playthrough_calls": 0, "false_positives": 0}
+    played_on = SelfPlaySlots(rules, 3, config, temperature_moves=4, resign_below=-0.9, resign_playthrough=1.0)
+    games = played_on.play(black_is_winning, 3, np.random.default_rng(0))
+    stats = played_on.resign_stats
+    assert stats["resigned"] == 0 and stats["playthrough_calls"] == len(games.winners) and min(games.lengths) > 2
+    assert stats["false_positives"] == int((games.winners == -1).sum())  # white would have resigned a game it won
+    resumed = SelfPlaySlots(rules, 3, config, temperature_moves=4, resign_below=-0.9, resign_playthrough=1.0)
+    resumed.load_state_dict(played_on.state_dict())
+    assert (resumed.resign_stats, resumed.playthrough, resumed.would_resign) == (
+        stats, played_on.playthrough, played_on.would_resign)
+
+
+def test_resignation_off_draws_no_random_numbers():
+    from stonelab.games.go import GoRules
+
+    rules, config = GoRules(9), MCTSConfig(playouts=8)
+    plain = SelfPlaySlots(rules, 2, config, temperature_moves=4).play(black_is_winning, 2, np.random.default_rng(5))
+    off = SelfPlaySlots(rules, 2, config, temperature_moves=4, resign_below=None,
+                        resign_playthrough=0.5).play(black_is_winning, 2, np.random.default_rng(5))
+    np.testing.assert_array_equal(plain.planes, off.planes)

@@ -46,7 +46,8 @@ class SelfPlay(L.Callback):
     def __init__(self, search: dict | MCTSConfig, *, games_per_round: int = 1,
                  steps_per_round: int = 1, temperature_moves: int = 8, seed: int = 0,
                  torch_threads: int | None = 1, pruning: dict | PruningConfig | None = None,
-                 parallel_games: int | None = None, precision: str | None = None):
+                 parallel_games: int | None = None, precision: str | None = None,
+                 resign_below: float | None = None, resign_playthrough: float = 0.1):
         check([
             (lambda: games_per_round >= 1, f"callbacks.selfplay.games_per_round={games_per_round!r} must be >= 1"),
             (lambda: steps_per_round >= 1, f"callbacks.selfplay.steps_per_round={steps_per_round!r} must be >= 1"),
@@ -54,7 +55,13 @@ class SelfPlay(L.Callback):
              f"callbacks.selfplay.parallel_games={parallel_games!r} must be >= 1 (or null: all)"),
             (lambda: temperature_moves >= 0,
              f"callbacks.selfplay.temperature_moves={temperature_moves!r} must be >= 0"),
+            (lambda: resign_below is None or -1.0 <= resign_below < 1.0,
+             f"callbacks.selfplay.resign_below={resign_below!r} must be a value in [-1, 1) (or null: never resign)"),
+            (lambda: 0.0 <= resign_playthrough <= 1.0,
+             f"callbacks.selfplay.resign_playthrough={resign_playthrough!r} must be a share in [0, 1]"),
         ])
+        self.resign_below = resign_below
+        self.resign_playthrough = resign_playthrough
         check_threads(torch_threads, "callbacks.selfplay.torch_threads")
         self.precision = check_search_precision(precision, "callbacks.selfplay.precision")
         self.search = search if isinstance(search, MCTSConfig) else MCTSConfig(**search)
@@ -130,6 +137,7 @@ class SelfPlay(L.Callback):
             "search/playouts_per_s": games.simulations / elapsed,
             "search/candidates_mean": games.candidates_mean,
             "search/candidate_reduction": games.candidate_reduction,
+            **resign_metrics(slots),
             "selfplay/rounds": float(module.rounds),
             "selfplay/games": float(module.games_played),
         }
@@ -166,7 +174,8 @@ class SelfPlay(L.Callback):
         if self.session is None:
             self.session = SelfPlaySlots(module.game, self.parallel_games or self.games_per_round,
                                        self.search, temperature_moves=self.temperature_moves,
-                                       pruning=self.pruning)
+                                       pruning=self.pruning, resign_below=self.resign_below,
+                                       resign_playthrough=self.resign_playthrough)
             # Checkpoints hold every rank's games in progress; a rank the checkpoint has none
             # for (a resume with more ranks) starts afresh rather than replay copies of them.
             loaded = share_of(self._loaded, "slots", trainer.global_rank)
@@ -187,6 +196,18 @@ class SelfPlay(L.Callback):
 
     def load_state_dict(self, state_dict: dict) -> None:
         self._loaded = state_dict
+
+
+def resign_metrics(slots: SelfPlaySlots) -> dict:
+    """Resignation so far (none without ``resign_below``): games resigned, and the share of
+    playthrough games in which the side that would have resigned went on to win."""
+    if slots.resign_below is None:
+        return {}
+    stats = slots.resign_stats
+    calls = stats["playthrough_calls"]
+    return {"selfplay/resigned_games": float(stats["resigned"]),
+            "selfplay/resign_playthrough_calls": float(calls),
+            "selfplay/resign_false_positive_rate": stats["false_positives"] / calls if calls else 0.0}
 
 
 def as_pruning(pruning: dict | PruningConfig | None) -> PruningConfig:

@@ -233,6 +233,18 @@ class BatchedMCTS:
         """Colour to move (+1 / -1) at game ``g``'s root."""
         return int(T.root_to_play(self.game.spec, self.roots, g))
 
+    def best_value(self, g: int) -> float | None:
+        """The mean value W/N of game ``g``'s most visited root move, for the side to move
+        (in [-1, 1]); None before any visit. What self-play resigns on."""
+        tree, root = self.tree, int(self.tree.root[g])
+        start, count = int(tree.first_edge[g, root]), int(tree.num_children[g, root])
+        if count <= 0:
+            return None
+        edges = np.arange(start, start + count)
+        best = edges[np.argmax(tree.visits[g, edges])]
+        visits = int(tree.visits[g, best])
+        return float(tree.value_sum[g, best]) / visits if visits else None
+
     def root_planes(self, g: int) -> np.ndarray:
         """Network planes ``[C, n, n]`` float32 of game ``g``'s root position."""
         n = self.game.board_size

@@ -44,18 +44,32 @@ class SelfPlaySlots:
     are replayed): the network changed since their last search, and a run
     resumed from a checkpoint (which stores only moves and records) then
     plays exactly the games the uninterrupted run would have.
+
+    Resignation (``resign_below``: a value in [-1, 1], None: off): a side whose most
+    visited move's value is below it resigns, except in a ``resign_playthrough`` share of
+    games (drawn when a game starts), which play on to the end so that resignations
+    proven wrong are counted (`resign_stats`): AlphaZero's check on its resignation
+    threshold. Without resignation no random number is drawn for it, so games are those
+    of a session without the option.
     """
 
     def __init__(self, rules, slots: int, config: MCTSConfig, *,
-                 temperature_moves: int, pruning=None):
+                 temperature_moves: int, pruning=None, resign_below: float | None = None,
+                 resign_playthrough: float = 0.1):
         self.rules = rules
         self.slots = slots
         self.config = config
         self.temperature_moves = temperature_moves
         self.pruning = pruning
+        self.resign_below = resign_below
+        self.resign_playthrough = resign_playthrough
         self.moves: list[list[int]] = [[] for _ in range(slots)]
         # per slot, per move: (planes uint8 [C, n, n], visit shares [A], mover)
         self.records: list[list[tuple[np.ndarray, np.ndarray, int]]] = [[] for _ in range(slots)]
+        self.playthrough = [False] * slots  # this game may not resign
+        self.would_resign = [0] * slots  # playthrough games: the colour that would have resigned first
+        # games resigned; playthrough games in which a side would have resigned; of those, won by that side
+        self.resign_stats = {"resigned": 0, "playthrough_calls": 0, "false_positives": 0}
 
     @property
     def carried_games(self) -> int:
@@ -80,27 +94,57 @@ class SelfPlaySlots:
         while len(finished) < num_games and active.any():
             visits = mcts.search(evaluate, np.flatnonzero(active), add_noise=True)
             for g in np.flatnonzero(active):
-                outcome, to_play = self._move(mcts, g, visits[g], rng)
-                if outcome == ONGOING:
-                    continue
-                winner = to_play if outcome == MOVER_WINS else -to_play if outcome == MOVER_LOSES else 0
+                resigning = self._resigns(mcts, g, rng)
+                if resigning:
+                    self._record(mcts, g, visits[g])  # the searched position is a position of the game
+                    winner = -resigning
+                    self.resign_stats["resigned"] += 1
+                else:
+                    outcome, to_play = self._move(mcts, g, visits[g], rng)
+                    if outcome == ONGOING:
+                        continue
+                    winner = to_play if outcome == MOVER_WINS else -to_play if outcome == MOVER_LOSES else 0
+                    if self.would_resign[g]:
+                        self.resign_stats["playthrough_calls"] += 1
+                        self.resign_stats["false_positives"] += int(winner == self.would_resign[g])
                 finished.append((self.records[g], winner))
                 self.moves[g], self.records[g] = [], []
+                self.would_resign[g] = 0
                 mcts.reset(g)
                 active[g] = may_start > 0
                 may_start -= 1
         return _collect(finished, mcts)
 
+    def _resigns(self, mcts: BatchedMCTS, g: int, rng: np.random.Generator) -> int:
+        """The colour that resigns game ``g`` now (0: none). A playthrough game notes the
+        first side that would have resigned and plays on."""
+        if self.resign_below is None:
+            return 0
+        if not self.moves[g]:  # a new game: may it resign?
+            self.playthrough[g] = bool(rng.random() < self.resign_playthrough)
+        value = mcts.best_value(g)
+        if value is None or value >= self.resign_below:
+            return 0
+        colour = mcts.to_play(g)
+        if not self.playthrough[g]:
+            return colour
+        self.would_resign[g] = self.would_resign[g] or colour
+        return 0
+
     def _move(self, mcts: BatchedMCTS, g: int, visits: np.ndarray,
               rng: np.random.Generator) -> tuple[int, int]:
         """Record the searched position of slot ``g`` and play a move from its visits."""
-        to_play = mcts.to_play(g)
-        planes = mcts.root_planes(g)
+        to_play = self._record(mcts, g, visits)
         temperature = 1.0 if len(self.moves[g]) < self.temperature_moves else 0.0
         move = int(rng.choice(self.rules.num_actions, p=visits_to_policy(visits, temperature)))
-        self.records[g].append((planes.astype(np.uint8), visits / visits.sum(), int(to_play)))
         self.moves[g].append(move)
-        return mcts.play(g, move), int(to_play)
+        return mcts.play(g, move), to_play
+
+    def _record(self, mcts: BatchedMCTS, g: int, visits: np.ndarray) -> int:
+        """Keep slot ``g``'s searched root (planes, visit shares, mover); returns the mover."""
+        to_play = int(mcts.to_play(g))
+        self.records[g].append((mcts.root_planes(g).astype(np.uint8), visits / visits.sum(), to_play))
+        return to_play
 
     def state_dict(self) -> dict:
         """Games in progress as lists and tensors (checkpoint-safe with weights_only)."""
@@ -111,7 +155,9 @@ class SelfPlaySlots:
                            for rs in self.records],
                 "policies": [torch.from_numpy(np.stack([r[1] for r in rs])) if rs else None
                              for rs in self.records],
-                "movers": [[r[2] for r in rs] for rs in self.records]}
+                "movers": [[r[2] for r in rs] for rs in self.records],
+                "playthrough": list(self.playthrough), "would_resign": list(self.would_resign),
+                "resign_stats": dict(self.resign_stats)}
 
     def load_state_dict(self, state: dict) -> int:
         """Restore games in progress; returns how many were dropped (0 unless the slot count differs)."""
@@ -120,6 +166,10 @@ class SelfPlaySlots:
             self.records = [[] for _ in range(self.slots)]
             return sum(1 for m in state["moves"] if m)
         self.moves = [list(m) for m in state["moves"]]
+        # checkpoints written before resignation existed hold none of it
+        self.playthrough = [bool(x) for x in state.get("playthrough", [False] * self.slots)]
+        self.would_resign = [int(x) for x in state.get("would_resign", [0] * self.slots)]
+        self.resign_stats = dict(state.get("resign_stats", self.resign_stats))
         self.records = [
             [] if planes is None else
             [(p, pi, int(mv)) for p, pi, mv in zip(planes.numpy(), policies.numpy(), movers, strict=True)]
