@@ -132,7 +132,8 @@ def bench_neural(rules, games: int, parallel: int, playouts: int, threads: int, 
     torch.manual_seed(0)
     game = rules if hasattr(rules, "spec") else rules.search_game()
     n, num_planes = game.board_size, game.num_planes
-    net = PolicyValueNet(n) if game.num_actions == n * n else PolicyValueNet(n, num_actions=game.num_actions)
+    net = (PolicyValueNet(n) if game.num_actions == n * n
+           else PolicyValueNet(n, in_planes=num_planes, num_actions=game.num_actions))
     evaluate = net_evaluator(net, device, precision=precision)
     forward_seconds = [0.0]
 
@@ -286,13 +287,12 @@ def suite_mcts(args) -> dict:
         raise ConfigError(f"--threads {args.threads}: give 1 or more")
     if go:
         from stonelab.games.go import GoRules
-        from stonelab.games.go_search import GoSearch
 
         try:
             size = int(args.game[3:])
         except ValueError:
             raise ConfigError(f"--game {args.game!r}: use gomoku or go_N (e.g. go_9)") from None
-        rules = GoSearch(GoRules(size))
+        rules = GoRules(size).search_game()  # AlphaZero's self-play Go (no own-eye filling)
         name = rules.rules.name
     elif args.game == "gomoku":
         rules = GomokuRules(args.board_size, args.win_length)

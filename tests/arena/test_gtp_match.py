@@ -473,3 +473,26 @@ def test_each_pair_of_games_starts_from_its_own_random_opening(tmp_path):
     for _, point in openings[0]:
         assert min(point // 9, point % 9, 8 - point // 9, 8 - point % 9) >= 2  # off the first two lines
     assert random_opening(RULES, 2, 7) == random_opening(RULES, 2, 7)
+
+
+def test_a_match_run_again_in_its_folder_plays_on_and_another_match_is_refused(tiny_ckpt, tmp_path, eval_cfg):
+    import json
+
+    from stonelab.eval_tasks import run
+
+    script = tmp_path.parent / "passer.py"
+    script.write_text("import sys\nfor line in sys.stdin:\n    w = line.split()\n    if not w:\n        continue\n"
+                      "    r = {'name': 'passer', 'version': '1', 'genmove': 'pass', 'known_command': 'false'}"
+                      ".get(w[0], '')\n    print('= ' + r + '\\n', flush=True)\n    if w[0] == 'quit':\n        break\n")
+    passer = shlex.join([sys.executable, str(script)])
+    base = [f"ckpt_path={tiny_ckpt}", f"opponent_command='{passer}'", "max_moves=12"]
+    first = run(eval_cfg(tmp_path, *base, "games=2"))
+    journal = tmp_path / "games.jsonl"
+    assert first["games"] == 2 and len(journal.read_text().splitlines()) == 3  # settings + 2 games
+    whole = run(eval_cfg(tmp_path, *base, "games=3"))
+    assert whole["games_continued"] == 2 and whole["games"] == 3
+    assert whole["records"][:2] == first["records"]  # read back as they were written
+    lines = [json.loads(line) for line in journal.read_text().splitlines()]
+    assert len(lines) == 4 and lines[3]["moves"][:2] == whole["records"][2]["moves"][:2]
+    with pytest.raises(StonelabError, match="holds 3 games of another match .*differs in komi"):
+        run(eval_cfg(tmp_path, *base, "games=3", "komi=5.5"))

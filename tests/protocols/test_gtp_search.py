@@ -183,6 +183,23 @@ def test_cleanup_captures_dead_stones_before_passing():
     assert cleanup_move(settled, np.ones(82)) == 81  # nothing neutral left: pass
 
 
+def test_without_search_it_answers_a_pass_with_a_pass_once_no_neutral_point_is_left(predictor):
+    eng = engine(predictor, playouts=0)
+    black, white = [r * 9 + 4 for r in range(9)], [r * 9 + 5 for r in range(9)]  # columns E and F: settled
+    eng.respond("clear_board")
+    eng.state.setup(black, white)
+    assert eng.respond("genmove b") != "= pass\n\n"  # no pass to answer: it plays on (inside its own area)
+    eng.respond("clear_board")
+    eng.state.setup(black, white)
+    eng.respond("play w pass")
+    assert eng.respond("genmove b") == "= pass\n\n"  # white passed, nothing neutral: the game ends
+    eng.respond("clear_board")
+    eng.state.setup(black, white[:8])  # F1 open: white's side now touches black, all of it neutral
+    eng.respond("play w pass")
+    move = parse_vertex(eng.respond("genmove b")[2:].strip(), 9)
+    assert move < 81 and move % 9 >= 5  # a stone in the neutral region, not in its own area
+
+
 def test_a_belief_vit_searches_with_its_value_and_reports_its_ownership(one_thread):
     from stonelab.models.nets.belief_vit import BeliefViT
     from stonelab.protocols.gtp_search import search_gtp_engine

@@ -61,7 +61,7 @@ Installing the opponents (neither is a Python dependency):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -129,6 +129,18 @@ class GTPGame:
         out["winner"] = {BLACK: "black", WHITE: "white", 0: "void" if self.void else "draw"}[self.winner]
         out["result"] = self.result
         return out
+
+
+def game_from_json(record: dict) -> GTPGame:
+    """The `GTPGame` that `GTPGame.to_json` wrote (a match's journal, read back to continue it)."""
+    from stonelab.protocols.gtp import parse_vertex
+
+    n = record["board_size"]
+    fields = {k: v for k, v in record.items() if k in GTPGame.__dataclass_fields__}
+    fields["moves"] = [(BLACK if i % 2 == 0 else WHITE, parse_vertex(m, n)) for i, m in enumerate(record["moves"])]
+    fields["dead"] = [parse_vertex(m, n) for m in record["dead"]]
+    fields["winner"] = {"black": BLACK, "white": WHITE}.get(record["winner"], 0)
+    return GTPGame(**fields)
 
 
 class _Decided(Exception):
@@ -354,6 +366,7 @@ def gtp_match(player: GTPCommands, opponent: GTPCommands, rules: GoRules, games:
               judge: GTPCommands | None = None, cleanup_moves: int | None = None,
               opening_moves: int = 0, seed: int = 0, sgf_dir: str | Path | None = None,
               on_game: Callable[[int, GTPGame, MatchResult], None] | None = None,
+              played: Sequence[GTPGame] = (),
               ) -> tuple[MatchResult, list[GTPGame]]:
     """``games`` games, ``player`` black in even games; the result is the player's, void games left out.
 
@@ -362,9 +375,10 @@ def gtp_match(player: GTPCommands, opponent: GTPCommands, rules: GoRules, games:
     new one per pair (``seed``): GNU Go and a net without search both play deterministically,
     so without it every game with the same colours is the same game. sgf_dir: write each game
     as ``game_0000.sgf``, ... there. on_game(index, record, the player's result so far): after each game.
+    played: the first games of this match, already played (a match continued): play on from there.
     """
-    records = []
-    for index in range(games):
+    records = list(played)
+    for index in range(len(records), games):
         black, white = (player, opponent) if index % 2 == 0 else (opponent, player)
         opening = random_opening(rules, opening_moves, seed * 100_003 + index // 2) if opening_moves else []
         record = play_gtp_game(black, white, rules, max_moves, judge=judge, cleanup_moves=cleanup_moves,

@@ -4,6 +4,7 @@ or our pure MCTS on Go."""
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from collections import Counter
 
@@ -42,6 +43,10 @@ def run(cfg: DictConfig) -> dict:
     rules = GoRules(predictor.rules.n, komi=float(cfg.komi))
     max_moves = int(cfg.max_moves or 2 * rules.num_points)
     sgf_dir = Path(str(cfg.sgf_dir)) if cfg.get("sgf_dir") else None
+    journal = MatchJournal(Path(str(cfg.paths.output_dir)) / JOURNAL, match_settings(cfg, rules, max_moves))
+    played = journal.played()
+    if played:
+        print(f"continuing the match in {cfg.paths.output_dir}: {len(played)} of {cfg.games} games played")
     start = time.perf_counter()
     with _opponent(cfg, rules) as engine, _judge(cfg, rules) as judge, \
             referee.model_player(predictor, cfg.search, resign=_resign_rule(cfg)) as model, \
@@ -51,7 +56,8 @@ def run(cfg: DictConfig) -> dict:
         referee.start_game(engine, rules)  # a board size the engine refuses fails here, before any game
         result, games = referee.gtp_match(
             model, engine, rules, cfg.games, max_moves, judge=judge, cleanup_moves=cfg.cleanup_moves,
-            opening_moves=cfg.opening_moves, seed=cfg.seed, sgf_dir=sgf_dir, on_game=lambda index, game, so_far: progress.update(index, _game_text(game), so_far))
+            opening_moves=cfg.opening_moves, seed=cfg.seed, sgf_dir=sgf_dir, played=played,
+            on_game=lambda index, game, so_far: (journal.add(game), progress.update(index, _game_text(game), so_far)))
     lo, hi = result.interval
     scored_by = Counter(g.scored_by for g in games if g.scored_by)
     out = {"checkpoint": cfg.ckpt_path, "search": dict(cfg.search), "opponent": opponent_name, "opponent_command": cfg.opponent_command,
@@ -61,6 +67,7 @@ def run(cfg: DictConfig) -> dict:
            "games": result.games, "void": sum(g.void for g in games), "wins": result.wins,
            "draws": result.draws, "losses": result.losses, "win_ratio": result.win_ratio,
            "ci_low": lo, "ci_high": hi, "seconds": round(time.perf_counter() - start, 1),
+           "games_continued": len(played),
            "sgf_dir": str(sgf_dir) if sgf_dir else None,
            "records": [{"model": referee.COLOUR_WORDS[referee.player_colour(i)], **g.to_json()}
                        for i, g in enumerate(games)]}
@@ -72,6 +79,57 @@ def run(cfg: DictConfig) -> dict:
               "(no engine listed dead stones, no cleanup phase finished): dead stones may have counted as alive")
     write_result(cfg, "gtp_match.json", out)
     return out
+
+
+JOURNAL = "games.jsonl"  # the run folder's record of a match, one game per line, to continue it
+
+
+def match_settings(cfg: DictConfig, rules, max_moves: int) -> dict:
+    """What makes two runs the same match: the players, the rules and the openings."""
+    import hashlib
+
+    with open(cfg.ckpt_path, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    return {"checkpoint_sha256": digest, "opponent_command": str(cfg.opponent_command),
+            "judge_command": cfg.judge_command, "search": {k: v for k, v in dict(cfg.search).items()},
+            "resign_below": cfg.resign_below, "resign_moves": cfg.resign_moves,
+            "pure_playouts": cfg.pure_playouts, "board_size": rules.n, "komi": rules.komi, "max_moves": max_moves,
+            "cleanup_moves": cfg.cleanup_moves, "opening_moves": cfg.opening_moves, "seed": cfg.seed}
+
+
+class MatchJournal:
+    """``games.jsonl`` in the run folder: the match's settings, then each game as it ends.
+
+    A match run again in the same folder (``hydra.run.dir=<it>``) with the same settings
+    plays on from the next game: long matches are built up in pieces, and a killed one
+    loses at most the game in progress. Other settings there are refused, naming them.
+    """
+
+    def __init__(self, path, settings: dict):
+        self.path, self.settings = path, settings
+
+    def played(self) -> list:
+        from stonelab.arena.gtp_match import game_from_json
+
+        if not self.path.is_file():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text(json.dumps({"settings": self.settings}) + "\n")
+            return []
+        lines = [line for line in self.path.read_text().splitlines() if line.strip()]
+        try:
+            header, games = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
+        except (IndexError, json.JSONDecodeError) as exc:
+            raise ConfigError(f"{self.path}: not a match journal ({exc}); give another hydra.run.dir") from None
+        old = header.get("settings", {})
+        changed = sorted(k for k in set(old) | set(self.settings) if old.get(k) != self.settings.get(k))
+        if changed:
+            raise ConfigError(f"{self.path} holds {len(games)} games of another match (it differs in "
+                              f"{', '.join(changed)}): give another hydra.run.dir, or the same settings to continue it")
+        return [game_from_json(g) for g in games]
+
+    def add(self, game) -> None:
+        with self.path.open("a") as f:
+            f.write(json.dumps(game.to_json()) + "\n")
 
 
 def _check(cfg: DictConfig) -> None:

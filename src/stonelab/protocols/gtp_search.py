@@ -177,7 +177,11 @@ class SearchGTPEngine(GTPEngine):
         """The move to play (None: resign)."""
         if self.player is None:
             state = self._position_for(colour)
-            if cleanup:
+            # After the opponent's pass only neutral points are worth a stone (dame, and areas
+            # its dead stones still touch); with none left, pass and end the game, rather than
+            # fill one's own area move after move while the opponent passes (area scoring:
+            # those moves change nothing).
+            if cleanup or state.last_move == self.board_size ** 2:
                 return cleanup_move(state, self._legal_priors(state))
             return int(self.choose([state], [self.positions[:-1]])[0])
         self.think(colour, on_progress)
