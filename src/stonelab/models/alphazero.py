@@ -187,7 +187,14 @@ def net_for_game(net: nn.Module | Callable[..., nn.Module], game: GomokuRules | 
     search = game.search_game()
     actions = None if search.num_actions == game.n * game.n else search.num_actions
     if not isinstance(net, nn.Module):
-        net = net(in_planes=search.num_planes, num_actions=actions)
+        try:
+            net = net(in_planes=search.num_planes, num_actions=actions)
+        except (TypeError, ValueError, RuntimeError) as exc:  # a word where a number belongs
+            target = getattr(getattr(net, "func", None), "__qualname__", "the net")
+            module = getattr(getattr(net, "func", None), "__module__", "")
+            raise ConfigError(f"model.net ({module}.{target}) could not be built from its settings: "
+                              f"{type(exc).__name__}: {' '.join(str(exc).split())}; check the values given "
+                              "for model.net.* (python src/train.py --cfg job shows them)") from None
     config = getattr(net, "config", {})
     got = (config.get("in_planes"), config.get("num_actions"))
     if got != (search.num_planes, actions):
