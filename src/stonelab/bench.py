@@ -11,8 +11,7 @@ Suites:
            8 games, 8 parallel). `--device cuda` runs the net there (the
            search stays on one CPU thread), `--precision bf16` under bf16
            autocast, `--forward-batches 256 1024` adds the forward ceiling at
-           those batch sizes.
-           8 games, 8 parallel). Beside the network's share of self-play time,
+           those batch sizes. Beside the network's share of self-play time,
            the tree's share (selection, expansion, backup on one thread) and
            playouts/s without the network: what is left once a GPU makes the
            net fast.
