@@ -1,13 +1,14 @@
 """The weights under models/: each loads on a fresh clone, has its model card in
 models/README.md (name and sha256), and plays a legal move through the same code
-src/play.py uses."""
+src/play.py uses (GTP for Go, Gomocup for Gomoku)."""
 
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
 
 import numpy as np
-import pytest
 import torch
 
 from stonelab.models import checkpoints
@@ -18,9 +19,13 @@ def _shipped(repo_root):
     return sorted((repo_root / "models").glob("*.ckpt"))
 
 
-def test_a_go_model_ships(repo_root):
-    games = {checkpoints.load(str(p)).identity["game"] for p in _shipped(repo_root)}
-    assert "go" in games, "models/ should hold at least one trained Go model"
+def _games(repo_root):
+    return {checkpoints.load(str(p)).identity["game"] for p in _shipped(repo_root)}
+
+
+def test_a_go_model_and_a_gomoku_model_ship(repo_root):
+    assert "go" in _games(repo_root), "models/ should hold at least one trained Go model"
+    assert "gomoku" in _games(repo_root), "models/ should hold at least one trained Gomoku model"
 
 
 def test_each_shipped_file_has_a_model_card(repo_root):
@@ -32,7 +37,7 @@ def test_each_shipped_file_has_a_model_card(repo_root):
 
 
 def test_each_shipped_file_is_weights_only_and_plays(repo_root):
-    from stonelab.models.inference import MovePredictor
+    from stonelab.models.alphazero_go import go_model_from_checkpoint
 
     for path in _shipped(repo_root):
         raw = torch.load(path, map_location="cpu", weights_only=True)
@@ -40,23 +45,40 @@ def test_each_shipped_file_is_weights_only_and_plays(repo_root):
         loaded = checkpoints.load(str(path))
         if loaded.identity["game"] != "go":
             continue
-        predictor = MovePredictor.from_checkpoint(str(path))
+        predictor = go_model_from_checkpoint(str(path))
         state = loaded.game.new_state()
         probs = predictor.probabilities([state])[0]
         assert np.isclose(float(np.sum(probs)), 1.0, atol=1e-3)
         assert state.is_legal(int(predictor.play_moves([state])[0]))
 
 
-@pytest.mark.parametrize("protocol_input", ["boardsize 19\nclear_board\ngenmove b\nquit\n"])
-def test_play_answers_genmove_with_the_shipped_go_model(repo_root, protocol_input):
-    import subprocess
-    import sys
+def _shipped_for(repo_root, game):
+    return [p for p in _shipped(repo_root) if checkpoints.load(str(p)).identity["game"] == game]
 
-    go = [p for p in _shipped(repo_root) if checkpoints.load(str(p)).identity["game"] == "go"]
-    proc = subprocess.run([sys.executable, str(repo_root / "src" / "play.py"), f"ckpt_path={go[0]}",
-                           "search.playouts=8"], input=protocol_input, capture_output=True, text=True,
-                          timeout=120, cwd=repo_root)
-    answers = [line for line in proc.stdout.splitlines() if line.startswith("=")]
-    assert proc.returncode == 0 and len(answers) == 4, proc.stderr[-2000:]
-    move = answers[2][1:].strip()
-    assert move and move.lower() != "resign"
+
+def test_play_answers_genmove_with_each_shipped_go_model(repo_root):
+    for path in _shipped_for(repo_root, "go"):
+        size = checkpoints.load(str(path)).game.n
+        proc = subprocess.run([sys.executable, str(repo_root / "src" / "play.py"), f"ckpt_path={path}",
+                               "search.playouts=8"], input=f"boardsize {size}\nclear_board\ngenmove b\nquit\n",
+                              capture_output=True, text=True, timeout=120, cwd=repo_root)
+        answers = [line for line in proc.stdout.splitlines() if line.startswith("=")]
+        assert proc.returncode == 0 and len(answers) == 4, f"{path.name}: {proc.stderr[-2000:]}"
+        move = answers[2][1:].strip()
+        assert move and move.lower() not in ("resign", "pass"), f"{path.name} answered {move!r} on an empty board"
+
+
+def test_each_shipped_gomoku_model_is_a_gomocup_brain_that_takes_a_win(repo_root):
+    for path in _shipped_for(repo_root, "gomoku"):
+        game = checkpoints.load(str(path)).game
+        # our four in a row on the third line, open at both ends; the opponent's stones far away
+        far = [(0, game.n - 1), (game.n - 1, game.n - 1), (0, game.n - 3), (game.n - 1, game.n - 3)]
+        board = "".join(f"{x},2,1\n" for x in range(1, game.k)) + "".join(f"{x},{y},2\n" for x, y in far)
+        proc = subprocess.run([sys.executable, str(repo_root / "src" / "play.py"), "protocol=gomocup",
+                               f"ckpt_path={path}", "search.playouts=64"],
+                              input=f"START {game.n}\nBOARD\n{board}DONE\nEND\n", capture_output=True,
+                              text=True, timeout=120, cwd=repo_root)
+        lines = proc.stdout.splitlines()
+        assert proc.returncode == 0 and lines[0] == "OK", f"{path.name}: {proc.stderr[-2000:]}"
+        assert lines[1] in ("0,2", f"{game.k},2"), f"{path.name} missed the win: {lines}"
+
