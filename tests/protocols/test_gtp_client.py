@@ -118,6 +118,15 @@ def test_client_commands_and_helpers(fake, mode):
     assert engine.process.returncode == 0 and engine.closed  # quit answered, then it exited
 
 
+def test_an_engines_label_drops_the_greeting_after_its_version():
+    from stonelab.protocols.gtp_client import engine_label
+
+    pachi = "11.99 (Genjo-devel): If you believe you have won but I am still playing, please help me"
+    assert engine_label("Pachi UCT", pachi) == "Pachi UCT 11.99 (Genjo-devel)"
+    assert engine_label("GNU Go", "3.8") == "GNU Go 3.8"
+    assert engine_label("x", "") == "x"
+
+
 def test_failure_carries_the_engines_message_and_the_client_goes_on(fake):
     engine = fake("ok")
     with pytest.raises(GTPFailure, match="fake.py ok pass refused 'fail': failed on purpose$") as info:

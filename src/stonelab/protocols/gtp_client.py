@@ -108,7 +108,7 @@ class GTPCommands:
 
     def identity(self) -> str:
         """The engine's own "name version" (for records and SGF player names)."""
-        return f"{self.name()} {self.version()}".strip()
+        return engine_label(self.name(), self.version())
 
     def known_command(self, command: str) -> bool:
         return self.send(f"known_command {command}").strip().lower() == "true"
@@ -175,6 +175,13 @@ class GTPCommands:
 
     def __exit__(self, *exc_info) -> None:
         self.close()
+
+
+def engine_label(name: str, version: str) -> str:
+    """The engine's "name version" for records, without what some engines append to their version:
+    Pachi answers ``11.99 (Genjo-devel): If you believe you have won ...`` (a chat greeting)."""
+    version = version.split("\n")[0].split(": ")[0]
+    return f"{name} {version}".strip()
 
 
 class GTPClient(GTPCommands):
