@@ -276,3 +276,34 @@ def test_a_model_forced_onto_the_other_game_is_refused(compose_config):
     for model in ("maddison_cnn", "belief_vit"):
         with pytest.raises(ConfigError, match=f"model={model} plays Go, not Gomoku"):
             check_model_game(composed(f"model={model}", "game=gomoku_8x8_c5"))
+
+
+def test_init_from_starts_a_new_run_with_those_weights(tmp_path, compose_go):
+    from stonelab.models import checkpoints
+    from stonelab.models.export import export
+
+    tiny = ["model.net.depth=2", "model.net.filters=4", "logger=none"]
+    train(compose_go("maddison_cnn", tiny, tmp_path / "a"))
+    shipped = tmp_path / "shipped.ckpt"
+    export(str(tmp_path / "a" / "out" / "checkpoints" / "last.ckpt"), str(shipped))
+    warm = compose_go("maddison_cnn", [*tiny, f"init_from={shipped}"], tmp_path / "b")
+    model = build(warm)[2]
+    trained = checkpoints.load(str(shipped), game="go").net.state_dict()
+    assert all(torch.equal(v, trained[k]) for k, v in model.net.state_dict().items())
+    assert train(warm)["global_step"] == 3  # its own steps: the counter starts fresh
+    # A resume of the warm-started run takes its own weights, with init_from still in its settings.
+    last = tmp_path / "b" / "out" / "checkpoints" / "last.ckpt"
+    again = compose_go("maddison_cnn", [*tiny, f"init_from={shipped}", f"ckpt_path={last}",
+                                        "trainer.max_epochs=2"], tmp_path / "b")
+    assert train(again)["global_step"] == 6
+
+
+def test_init_from_another_net_is_refused_before_training(tmp_path, compose_go, tiny_maddison_checkpoint):
+    from stonelab.errors import StonelabError
+
+    other = tiny_maddison_checkpoint(tmp_path / "other.ckpt")  # 9x9: this run's sample games are 19x19
+    cfg = compose_go("maddison_cnn", ["model.net.depth=2", "model.net.filters=4", "logger=none",
+                                      f"init_from={other}"], tmp_path)
+    with pytest.raises(StonelabError, match="board_size: checkpoint has 9, this run has 19"):
+        train(cfg)
+    assert not (tmp_path / "out" / "checkpoints").exists()

@@ -41,6 +41,10 @@ def build(cfg: DictConfig):
     game = instantiate(cfg.game)
     datamodule = instantiate(cfg.data, game=game, _convert_="object")
     model = instantiate(cfg.model, game=game, _convert_="object")
+    if cfg.get("init_from") and not cfg.get("ckpt_path"):  # a resume brings its own weights
+        source = checkpoints.warm_start(model, cfg.init_from)
+        log.info("net weights from %s (its step %d); optimizer and schedule start fresh",
+                 source["path"], source["global_step"])
     callbacks = [instantiate(c) for c in (cfg.get("callbacks") or {}).values() if c and "_target_" in c]
     loggers = [instantiate(c) for c in (cfg.get("logger") or {}).values() if c and "_target_" in c]
     if not loggers:  # LearningRateMonitor refuses to run without a logger; logger=none is valid

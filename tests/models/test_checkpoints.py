@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 import torch
 
+from stonelab.errors import StonelabError
 from stonelab.games.go import GoRules
 from stonelab.games.gomoku import GomokuRules
 from stonelab.models import checkpoints
@@ -87,3 +88,30 @@ def test_only_stonelab_nets_are_rebuilt(tmp_path, tiny_maddison_checkpoint):
     ckpt[CHECKPOINT_KEY]["net_config"]["filters"] = 16  # weights of another width
     with pytest.raises(CheckpointMismatchError, match="its weights do not fit MaddisonNet"):
         checkpoints.from_dict(ckpt, "wide.ckpt")
+
+
+def _fresh_maddison(filters: int = 8):
+    from stonelab.models.move_prediction import MovePredictionModule
+
+    torch.manual_seed(1)  # not the fixture's seed: the weights must differ before the copy
+    return MovePredictionModule(MaddisonNet(36, 9, depth=3, filters=filters), GoRules(9), encoder="maddison")
+
+
+def test_warm_start_copies_the_net_weights(tmp_path, tiny_maddison_checkpoint):
+    source = tiny_maddison_checkpoint(tmp_path / "a.ckpt")
+    module = _fresh_maddison()
+    trained = checkpoints.load(str(source), game="go").net
+    assert not torch.equal(module.net.state_dict()["kernels.0"], trained.state_dict()["kernels.0"])
+    assert checkpoints.warm_start(module, str(source)) == {"path": str(source), "global_step": 0}
+    assert all(torch.equal(v, trained.state_dict()[k]) for k, v in module.net.state_dict().items())
+
+
+def test_warm_start_refuses_another_net_game_or_file(tmp_path, tiny_maddison_checkpoint, tiny_alphazero_checkpoint):
+    source = tiny_maddison_checkpoint(tmp_path / "a.ckpt")
+    with pytest.raises(CheckpointMismatchError, match=r"init_from=.*a\.ckpt: its net .* does not fit this run's"):
+        checkpoints.warm_start(_fresh_maddison(filters=4), str(source))
+    gomoku = tiny_alphazero_checkpoint(tmp_path / "g.ckpt", 8, 5)
+    with pytest.raises(CheckpointMismatchError, match="does not fit this run"):
+        checkpoints.warm_start(_fresh_maddison(), str(gomoku))
+    with pytest.raises(StonelabError, match="missing.ckpt"):
+        checkpoints.warm_start(_fresh_maddison(), str(tmp_path / "missing.ckpt"))

@@ -177,3 +177,27 @@ def check_file(path: str, expect: dict) -> dict:
             f"Play it (src/play.py ckpt_path={path}) or evaluate it (src/eval.py); "
             f"to resume, give the run's own checkpoints/last.ckpt")
     return checkpoint
+
+
+def warm_start(model, path: str) -> dict:
+    """Copy the net weights of checkpoint ``path`` into ``model.net`` (``init_from=``).
+
+    Only the weights: the caller's optimizer, schedule and step counter start fresh. A
+    file of another model, game, board or encoder is refused by `check_identity`, a net of
+    another shape naming both configurations. Returns where the weights came from.
+    """
+    checkpoint = load_checkpoint_file(path)
+    check_identity(checkpoint, model.identity(), source=path)
+    weights = {k[len("net."):]: v for k, v in checkpoint.get("state_dict", {}).items() if k.startswith("net.")}
+    if not weights:
+        raise CheckpointMismatchError(f"init_from={path} holds no network weights (no state_dict entries 'net.*')")
+    state = checkpoint[CHECKPOINT_KEY]
+    try:
+        model.net.load_state_dict(weights)
+    except RuntimeError as exc:
+        first = " ".join(str(exc).split())[:300]
+        raise CheckpointMismatchError(
+            f"init_from={path}: its net ({state.get('net_config', {})}) does not fit this run's "
+            f"({dict(getattr(model.net, 'config', {}))}): {first}") from None
+    exported = state.get(EXPORT_KEY) or {}
+    return {"path": path, "global_step": int(exported.get("global_step", checkpoint.get("global_step", 0)))}
