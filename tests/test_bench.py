@@ -149,3 +149,11 @@ def test_a_missing_cuda_device_is_a_clear_error(capsys):
     assert "--device cuda: no CUDA device here" in capsys.readouterr().err
     assert bench.main(["train", "--device", "tpu"]) == 2
     assert "--device 'tpu': use cpu, cuda, cuda:N or auto" in capsys.readouterr().err
+
+
+def test_precision_suite_times_fp32_beside_bf16(capsys, cpu_bf16):
+    assert bench.main(["precision", "--json", "--steps", "1", "--batch-size", "4", "--threads", "1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["seconds_per_update_fp32"] > 0 and out["seconds_per_update_bf16"] > 0
+    assert out["bf16_speedup"] == out["seconds_per_update_fp32"] / out["seconds_per_update_bf16"]
+    assert set(out["cpu_bf16_flags"]) <= {"avx512_bf16", "amx_bf16"} and out["device"] == "cpu"

@@ -40,6 +40,13 @@ Suites:
            untrained) with go_value=playouts (4 per leaf) and go_value=none; beside
            GNU Go level 10's and Pachi 5,000 playouts' seconds per move when installed
            (/usr/games/gnugo, tools/pachi/pachi from scripts/build_pachi.sh).
+  precision  Go training updates of `experiment=kgs_cpu_resnet`'s net (3 residual
+           blocks x 64, value head; `--batch-size` positions, default 128) in float32
+           and under bfloat16 autocast, side by side on the same batch and `--threads`
+           torch threads (`--device cuda` for a GPU): seconds per update of each and
+           their ratio, beside whether the CPU has AVX-512 BF16 or AMX (without them,
+           bfloat16 on a CPU is emulated and can be slower). What
+           `trainer.precision=bf16-mixed` buys on this machine.
   update   seconds per AlphaZero update (the default net, 512 positions, 5 passes)
            on one torch thread and on `--threads`, side by side: how many threads
            training should get on this machine.
@@ -618,6 +625,65 @@ def _update_seconds(net, batch, passes: int, threads: int, repeats: int) -> floa
         torch.set_num_threads(before)
 
 
+def cpu_bf16_flags() -> list[str]:
+    """The CPU's bfloat16 instruction sets named in /proc/cpuinfo (Linux; [] elsewhere)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        return []
+    return sorted(flag for flag in set(flags) if flag in ("avx512_bf16", "amx_bf16"))
+
+
+def _resnet_update_seconds(batch_size: int, device: str, bf16: bool, repeats: int) -> float:
+    """Seconds per training update (forward, policy + value loss, backward, AdamW) of the
+    CPU recipe's residual net on a seeded random batch, float32 or under bf16 autocast."""
+    import contextlib
+
+    import torch
+    import torch.nn.functional as F
+
+    from stonelab.models.nets.resnet import ResidualNet
+
+    torch.manual_seed(0)
+    net = ResidualNet(36, 19, blocks=3, filters=64, value_head=True).to(device)
+    opt = torch.optim.AdamW(net.parameters(), lr=1e-3)
+    planes = (torch.rand(batch_size, 36, 19, 19, device=device) < 0.2).float()
+    to_play = torch.ones(batch_size, device=device)
+    target = torch.randint(0, 361, (batch_size,), device=device)
+    result = torch.randint(0, 2, (batch_size,), device=device).float()
+    autocast = torch.autocast(torch.device(device).type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
+
+    def update():
+        with autocast:
+            out = net(planes, to_play)
+        loss = (F.cross_entropy(out.policy_logits.float(), target)
+                + F.binary_cross_entropy_with_logits(out.value_logit.float(), result))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        _synchronize(device)
+
+    update()  # warm-up: oneDNN picks its kernels on the first call
+    start = time.perf_counter()
+    for _ in range(repeats):
+        update()
+    return (time.perf_counter() - start) / repeats
+
+
+def suite_precision(args) -> dict:
+    """float32 against bf16 autocast for Go training updates, side by side (see the module doc)."""
+    import torch
+
+    torch.set_num_threads(args.threads)
+    device, batch_size, repeats = bench_device(args.device), args.batch_size or 128, args.steps
+    fp32 = _resnet_update_seconds(batch_size, device, False, repeats)
+    bf16 = _resnet_update_seconds(batch_size, device, True, repeats)
+    return {"net": "resnet 3 blocks x 64, value head", "batch_size": batch_size, "device": device,
+            "torch_threads": args.threads, "updates_timed": repeats, "cpu_bf16_flags": cpu_bf16_flags(),
+            "seconds_per_update_fp32": fp32, "seconds_per_update_bf16": bf16, "bf16_speedup": fp32 / bf16}
+
+
 def suite_update(args) -> dict:
     """AlphaZero update time on 1 torch thread and on ``--threads``, side by side (default net,
     ``--batch-size`` positions, default 512 as data.batch_size, 5 passes as model.epochs_per_step)."""
@@ -726,7 +792,7 @@ def suite_engine(args) -> dict:
 
 
 SUITES = {"mcts": suite_mcts, "pruning": suite_pruning, "kgs": suite_kgs, "train": suite_train,
-          "update": suite_update, "engine": suite_engine}
+          "update": suite_update, "engine": suite_engine, "precision": suite_precision}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -754,8 +820,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="minimum time per pure-MCTS timing and per forward-ceiling timing (mcts)")
     parser.add_argument("--sources", nargs="+", default=["data/kgs"],
                         help="SGF files, folders or archives (kgs, train)")
-    parser.add_argument("--steps", type=int, default=20, help="training steps per loop (train); updates timed (update)")
-    parser.add_argument("--batch-size", type=int, default=None, help="train (default 128), update (default 512)")
+    parser.add_argument("--steps", type=int, default=20, help="training steps per loop (train); updates timed (update, precision)")
+    parser.add_argument("--batch-size", type=int, default=None, help="train and precision (default 128), update (default 512)")
     parser.add_argument("--depth", type=int, default=12, help="maddison_cnn layers (train)")
     parser.add_argument("--filters", type=int, default=128, help="maddison_cnn filters (train)")
     parser.add_argument("--workers", type=int, default=1, help="DataLoader workers (train)")
