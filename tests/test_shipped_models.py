@@ -78,3 +78,17 @@ def test_each_shipped_gomoku_model_is_a_gomocup_brain_that_takes_a_win(repo_root
         assert proc.returncode == 0 and lines[0] == "OK", f"{path.name}: {proc.stderr[-2000:]}"
         assert lines[1] in ("0,2", f"{game.k},2"), f"{path.name} missed the win: {lines}"
 
+
+
+def test_play_averages_the_shipped_move_predictor_over_the_symmetries(repo_root):
+    path = repo_root / "models" / "go19_resnet3x64_kgs.ckpt"
+
+    def play(*args):
+        return subprocess.run([sys.executable, str(repo_root / "src" / "play.py"), f"ckpt_path={path}", *args],
+                              input="genmove b\nquit\n", capture_output=True, text=True, timeout=120, cwd=repo_root)
+
+    proc = play("symmetries=8")
+    answers = [line for line in proc.stdout.splitlines() if line.startswith("=")]
+    assert proc.returncode == 0 and len(answers) == 2 and answers[0][1:].strip() not in ("", "pass"), proc.stderr[-2000:]
+    bad = play("symmetries=3")
+    assert bad.returncode == 2 and "symmetries=3: choose 1" in bad.stderr and "Traceback" not in bad.stderr

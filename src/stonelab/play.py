@@ -21,7 +21,7 @@ def gtp_engine(cfg: DictConfig):
     from stonelab.models.alphazero_go import go_model_from_checkpoint
     from stonelab.protocols.gtp_search import ResignRule, search_gtp_engine
 
-    predictor = go_model_from_checkpoint(cfg.ckpt_path, device=resolve_device(cfg.device))
+    predictor = go_model_from_checkpoint(cfg.ckpt_path, device=resolve_device(cfg.device), symmetries=cfg.symmetries)
     try:
         resign = ResignRule(cfg.resign_below, cfg.resign_moves)
     except (TypeError, ValueError) as exc:

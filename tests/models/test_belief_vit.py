@@ -275,6 +275,11 @@ def test_task_predict_scores_the_belief_and_the_gate(trained, run_eval):
                     f"data.cache_dir={tmp / 'cache'}", f"paths.output_dir={tmp / 'predict'}"])
     for key in ("top1", "top5", "ece_softmax", "aurc_softmax", "ece", "aurc", "gate_rate", "gate_top1", "aurc_gated"):
         assert 0.0 <= out[key] <= 1.0, key
+    # The same positions through the net averaged over the 8 symmetries (pass, belief heads and all).
+    averaged = run_eval(["task=predict", f"ckpt_path={last}", f"data.sources=[{tmp / 'sgf'}]", "symmetries=8",
+                         f"data.cache_dir={tmp / 'cache'}", f"paths.output_dir={tmp / 'predict8'}"])
+    assert averaged["symmetries"] == 8 and out["symmetries"] == 1
+    assert averaged["positions_scored"] == out["positions_scored"] and 0.0 <= averaged["gate_top1"] <= 1.0
 
 
 def test_checkpoint_of_another_model_is_refused(tmp_path, trained, compose_go):

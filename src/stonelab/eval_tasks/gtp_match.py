@@ -39,7 +39,7 @@ def run(cfg: DictConfig) -> dict:
     _check(cfg)
     set_threads(cfg.torch_threads)
     device = resolve_device(cfg.device)
-    predictor = go_model_from_checkpoint(cfg.ckpt_path, device=device)  # refuses Gomoku checkpoints
+    predictor = go_model_from_checkpoint(cfg.ckpt_path, device=device, symmetries=cfg.symmetries)  # refuses Gomoku checkpoints
     rules = GoRules(predictor.rules.n, komi=float(cfg.komi))
     max_moves = int(cfg.max_moves or 2 * rules.num_points)
     sgf_dir = Path(str(cfg.sgf_dir)) if cfg.get("sgf_dir") else None
@@ -60,7 +60,7 @@ def run(cfg: DictConfig) -> dict:
             on_game=lambda index, game, so_far: (journal.add(game), progress.update(index, _game_text(game), so_far)))
     lo, hi = result.interval
     scored_by = Counter(g.scored_by for g in games if g.scored_by)
-    out = {"checkpoint": cfg.ckpt_path, "search": dict(cfg.search), "opponent": opponent_name, "opponent_command": cfg.opponent_command,
+    out = {"checkpoint": cfg.ckpt_path, "symmetries": cfg.symmetries, "search": dict(cfg.search), "opponent": opponent_name, "opponent_command": cfg.opponent_command,
            "judge": judge.label if judge else None, "board_size": rules.n, "komi": rules.komi,
            "max_moves": max_moves, "opening_moves": cfg.opening_moves,
            "resign_below": cfg.resign_below, "resign_moves": cfg.resign_moves, "scored_by": {way: scored_by[way] for way in referee.SCORED_BY},
@@ -94,7 +94,9 @@ def match_settings(cfg: DictConfig, rules, max_moves: int) -> dict:
             "judge_command": cfg.judge_command, "search": {k: v for k, v in dict(cfg.search).items()},
             "resign_below": cfg.resign_below, "resign_moves": cfg.resign_moves,
             "pure_playouts": cfg.pure_playouts, "board_size": rules.n, "komi": rules.komi, "max_moves": max_moves,
-            "cleanup_moves": cfg.cleanup_moves, "opening_moves": cfg.opening_moves, "seed": cfg.seed}
+            "cleanup_moves": cfg.cleanup_moves, "opening_moves": cfg.opening_moves, "seed": cfg.seed,
+            # only when set, so the journals of matches played before the option continue
+            **({"symmetries": cfg.symmetries} if cfg.symmetries != 1 else {})}
 
 
 class MatchJournal:

@@ -16,6 +16,7 @@ from omegaconf import DictConfig
 
 from stonelab.errors import ConfigError
 from stonelab.eval_tasks import require_checkpoint, write_result
+from stonelab.models.nets.symmetry_average import with_symmetries
 from stonelab.utils.device import resolve_device
 from stonelab.utils.threads import set_threads
 
@@ -38,7 +39,7 @@ def run(cfg: DictConfig) -> dict:
     set_threads(cfg.torch_threads)
     device = resolve_device(cfg.device)
     loaded = checkpoints.load(path, game="go", move_predictor=True)
-    net = loaded.net.to(device)
+    net = with_symmetries(loaded.net, cfg.symmetries).to(device)
     memory = getattr(net, "memory", 0)  # a belief_vit with a memory reads past positions too
     games = KGSDataModule(list(data.sources), game=loaded.game, encoder=loaded.encoder,
                           batch_size=data.batch_size, num_workers=0, val_games=data.val_games,
@@ -60,7 +61,7 @@ def run(cfg: DictConfig) -> dict:
     values = scores.compute()
     value_table = value_scores.compute() if value_scores.update_called else None
     sources = resolve_sources(games.sources, games.download_dir)
-    out = {"checkpoint": path, "model": loaded.model, "sources": [str(p) for p in sources],
+    out = {"checkpoint": path, "model": loaded.model, "symmetries": cfg.symmetries, "sources": [str(p) for p in sources],
            "split": split, "games": len(ids), "positions_scored": positions.positions - scores.passes_not_scored,
            "passes_not_scored": scores.passes_not_scored, **values,
            **({"value": value_table} if value_table else {}),

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from stonelab.errors import ConfigError
 from stonelab.games.go import GoRules, GoState
 from stonelab.games.go_search import GoPosition, GoSearch
 from stonelab.models.evaluator import NetEvaluator
@@ -83,13 +84,19 @@ class AlphaZeroGoModel:
         return GoModelOutput(policy_logits=torch.from_numpy(np.log(np.maximum(priors, 1e-30))))
 
 
-def go_model_from_checkpoint(path: str, device: str | torch.device = "cpu"):
+def go_model_from_checkpoint(path: str, device: str | torch.device = "cpu", symmetries: int = 1):
     """The Go player of checkpoint ``path``: a `MovePredictor` (maddison_cnn, belief_vit) or
-    an `AlphaZeroGoModel`; a Gomoku checkpoint is refused naming the file."""
+    an `AlphaZeroGoModel`; a Gomoku checkpoint is refused naming the file. ``symmetries=8``
+    averages a move predictor's net over the board's 8 symmetries (`SymmetryAverage`)."""
     from stonelab.models import checkpoints
     from stonelab.models.inference import MovePredictor
+    from stonelab.models.nets.symmetry_average import with_symmetries
 
     loaded = checkpoints.load(path, game="go")
     if loaded.model == "alphazero":
+        if symmetries != 1:
+            raise ConfigError(f"symmetries={symmetries!r} is for Go move predictors (maddison_cnn, belief_vit); "
+                              f"{path} holds an alphazero net: use symmetries=1")
         return AlphaZeroGoModel(loaded.net, loaded.game, device)
-    return MovePredictor(loaded.net, loaded.game, loaded.encoder, device, gate=loaded.gate)
+    return MovePredictor(with_symmetries(loaded.net, symmetries), loaded.game, loaded.encoder, device,
+                         gate=loaded.gate)
