@@ -114,9 +114,9 @@ def test_each_task_composes_only_its_own_settings(compose_eval):
     keys = {task: set(compose_eval(f"task={task}")) for task in ("match", "predict", "inspect", "gtp_match")}
     common = {"task_name", "ckpt_path", "seed", "device", "torch_threads", "paths", "task"}
     assert keys["match"] - common == {"search", "pruning", "games", "opponent", "pure_playouts", "opening_moves"}
-    assert keys["predict"] - common == {"data"}
+    assert keys["predict"] - common == {"data", "symmetries"}
     assert keys["inspect"] - common == {"sgf", "move"}
-    assert keys["gtp_match"] - common == {"search", "pure_playouts", "games", "opponent_command", "judge_command",
+    assert keys["gtp_match"] - common == {"symmetries", "search", "pure_playouts", "games", "opponent_command", "judge_command",
                                           "komi", "max_moves", "opening_moves", "resign_below", "resign_moves",
                                           "cleanup_moves", "opponent_timeout", "sgf_dir", "bar"}
     assert all(compose_eval(f"task={task}").task == task for task in keys)
