@@ -36,16 +36,18 @@ class SymmetryAverage(nn.Module):
             raise ConfigError("symmetries=8 needs a net without a memory over past positions "
                               f"(this one reads model.net.memory={net.memory}): use symmetries=1")
         self.net = net
+        self._perms: dict = {}  # (n, device) -> the two index tensors: built once, not per move
 
-    @property
-    def config(self) -> dict:
-        return getattr(self.net, "config", {})
+    def _permutations(self, n: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+        key = (n, str(device))
+        if key not in self._perms:  # [8, n*n]: transformed <- source, and its inverse
+            self._perms[key] = tuple(torch.from_numpy(p.copy()).to(device)
+                                     for p in (permutations(n), inverse_permutations(n)))
+        return self._perms[key]
 
     def forward(self, planes: torch.Tensor, to_play: torch.Tensor) -> GoModelOutput:
         b, c, n, _ = planes.shape
-        device = planes.device
-        forward_perm = torch.from_numpy(permutations(n).copy()).to(device)   # [8, n*n]: transformed <- source
-        back_perm = torch.from_numpy(inverse_permutations(n).copy()).to(device)
+        forward_perm, back_perm = self._permutations(n, planes.device)
         flat = planes.reshape(b, c, n * n)
         turned = torch.cat([flat[:, :, forward_perm[s]] for s in range(NUM_SYMMETRIES)]).reshape(-1, c, n, n)
         out = self.net(turned, to_play.repeat(NUM_SYMMETRIES))
