@@ -33,7 +33,7 @@ class AllHeads(nn.Module):
 
 
 def _turned(planes: torch.Tensor, s: int) -> torch.Tensor:
-    perm = torch.as_tensor(permutations(N)[s])
+    perm = torch.from_numpy(permutations(N)[s].copy())
     return planes.flatten(2)[:, :, perm].reshape(planes.shape)
 
 
@@ -44,7 +44,7 @@ def test_the_average_is_the_same_for_every_orientation_of_a_position():
     assert torch.allclose(base.policy_logits.exp().sum(1), torch.ones(4), atol=1e-5)
     for s in range(1, 8):
         other = net(_turned(planes, s), to_play)
-        perm = torch.as_tensor(permutations(N)[s])
+        perm = torch.from_numpy(permutations(N)[s].copy())
         # turned position, turned answer: board points move with the board, pass and scalars stay
         assert torch.allclose(other.policy_logits[:, :N * N], base.policy_logits[:, perm], atol=1e-5)
         assert torch.allclose(other.policy_logits[:, N * N], base.policy_logits[:, N * N], atol=1e-5)
@@ -52,7 +52,7 @@ def test_the_average_is_the_same_for_every_orientation_of_a_position():
         for name in ("value_logit", "confidence_logit"):
             assert torch.allclose(getattr(other, name), getattr(base, name), atol=1e-5), name
     # ... while the net alone answers a turned position differently
-    plain, perm = AllHeads(), torch.as_tensor(permutations(N)[1])
+    plain, perm = AllHeads(), torch.from_numpy(permutations(N)[1].copy())
     assert not torch.allclose(plain(_turned(planes, 1), to_play).policy_logits[:, :N * N],
                               plain(planes, to_play).policy_logits[:, perm])
 
