@@ -39,6 +39,13 @@ def test_match_against_pure_mcts_writes_result(six_ckpt, tmp_path, run_eval):
     assert result["ci_low"] <= result["win_ratio"] <= result["ci_high"]
 
 
+def test_match_against_the_published_net_of_another_board_is_refused(six_ckpt, tmp_path, run_eval, repo_root):
+    published = repo_root / "opponents" / "alphazero_gomoku" / "best_policy_8_8_5.model"
+    proc = run_eval([f"ckpt_path={six_ckpt}", f"opponent={published}", "games=2"], tmp_path)
+    assert proc.returncode == 2 and "AlphaZero_Gomoku's net for 8x8 Gomoku; this one plays" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
 def test_match_against_another_checkpoint(six_ckpt, tmp_path, run_eval):
     proc = run_eval([f"ckpt_path={six_ckpt}", f"opponent={six_ckpt}", "games=2"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -111,9 +118,11 @@ def compose_eval(compose_config):
 
 
 def test_each_task_composes_only_its_own_settings(compose_eval):
-    keys = {task: set(compose_eval(f"task={task}")) for task in ("match", "predict", "inspect", "gtp_match")}
+    keys = {task: set(compose_eval(f"task={task}")) for task in ("match", "predict", "inspect", "gtp_match", "tactics")}
     common = {"task_name", "ckpt_path", "seed", "device", "torch_threads", "paths", "task"}
-    assert keys["match"] - common == {"search", "pruning", "games", "opponent", "pure_playouts", "opening_moves"}
+    assert keys["match"] - common == {"search", "pruning", "games", "opponent", "opponent_playouts", "pure_playouts",
+                                      "opening_moves"}
+    assert keys["tactics"] - common == {"search", "pruning", "playouts", "per_kind", "suite_seed", "win_length"}
     assert keys["predict"] - common == {"data", "symmetries"}
     assert keys["inspect"] - common == {"sgf", "move"}
     assert keys["gtp_match"] - common == {"symmetries", "search", "pure_playouts", "games", "opponent_command", "judge_command",
@@ -132,7 +141,7 @@ def test_readme_eval_commands_parse(repo_root, compose_eval):
     for command in commands:
         args = shlex.split(re.sub(r"<[^>]*>", "x", command.split("#")[0]))[2:]
         cfg = compose_eval(*args)
-        assert cfg.task in ("match", "predict", "inspect", "gtp_match") and cfg.ckpt_path, command
+        assert cfg.task in ("match", "predict", "inspect", "gtp_match", "tactics") and cfg.ckpt_path, command
         if "opponent_command=" in command:
             # the whole engine command, one value (or our in-process pure MCTS)
             assert " " in cfg.opponent_command or cfg.opponent_command == "pure_mcts", command
@@ -142,8 +151,29 @@ def test_help_lists_the_tasks(tmp_path, repo_root):
     proc = subprocess.run([sys.executable, str(repo_root / "src" / "eval.py"), "--help"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0
-    assert "task: gtp_match, inspect, match, predict" in proc.stdout
+    assert "task: gtp_match, inspect, match, predict, tactics" in proc.stdout
     predict = subprocess.run([sys.executable, str(repo_root / "src" / "eval.py"), "task=predict", "--help"],
                              cwd=tmp_path, capture_output=True, text=True, timeout=300).stdout
     config = predict.split("== Config ==")[1]
     assert "split: all" in config and "pure_playouts" not in config
+
+
+def test_match_and_tactics_against_the_published_net(tmp_path, run_eval, repo_root):
+    """The shipped 8x8 net against AlphaZero_Gomoku's at a few playouts each; then both scored on the tactics suite."""
+    ours = repo_root / "models" / "gomoku8x8c5_alphazero_1h.ckpt"
+    published = repo_root / "opponents" / "alphazero_gomoku" / "best_policy_8_8_5.model"
+    proc = run_eval([f"ckpt_path={ours}", f"opponent={published}", "games=2", "opponent_playouts=4"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads((tmp_path / "match.json").read_text())
+    assert result["opponent"].startswith("alphazero_gomoku:best_policy_8_8_5.model")
+    assert result["playouts"] == 8 and result["opponent_playouts"] == 4 and result["opening_moves"] == 2
+    assert result["black"]["games"] == result["white"]["games"] == 1
+    assert [g["player_colour"] for g in result["game_records"]] == [1, -1]
+    for path in (ours, published):
+        proc = run_eval(["task=tactics", f"ckpt_path={path}", "per_kind=2", "playouts=[0,8]", "pruning=forced"],
+                        tmp_path)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        scores = json.loads((tmp_path / "tactics.json").read_text())["scores"]
+        assert set(scores) == {"random move", "raw policy", "search 8"}
+        # with forced moves the search never misses a win in one or a block of a four
+        assert scores["search 8"]["win_in_1"] == scores["search 8"]["block_four"] == 1.0

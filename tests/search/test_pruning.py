@@ -558,3 +558,36 @@ def test_mask_is_legal_and_count_matches_for_random_configs(seed):
             for a in np.flatnonzero(board == 0):
                 if would_win(board, n, 5, a, to_play) or would_win(board, n, 5, a, -to_play):
                     assert mask[a]
+
+
+# --- forced moves ---------------------------------------------------------------------------------
+
+
+def test_forced_moves_are_the_wins_else_the_blocks_else_everything():
+    rules = GomokuRules(8, 5)
+    forced = PruningConfig(forced=True)
+    assert forced.enabled and forced.params()[-1] == 1
+    # black to move has a four (row 2) and white has one too (row 5): only black's wins
+    both = board_from_rows(["........", "........", "XXXX....", "........", "........", "OOOO....",
+                            "........", "........"])
+    assert set(np.flatnonzero(candidates(rules, both, BLACK, forced))) == {2 * 8 + 4}
+    # white to move, black threatens on both ends of an open four: only those two blocks
+    open_four = board_from_rows(["........", "........", ".XXXX...", "........", "..O.O...", "........",
+                                 "O.......", "........"])
+    assert set(np.flatnonzero(candidates(rules, open_four, WHITE, forced))) == {2 * 8 + 0, 2 * 8 + 5}
+    # nothing forced: every empty point, as without pruning
+    quiet = board_from_rows(["........", "........", "..XX....", "...O....", "........", "........",
+                             "........", "........"])
+    assert candidates(rules, quiet, BLACK, forced).sum() == 64 - 3
+
+
+def test_forced_moves_combine_with_a_window():
+    """A forced block far outside the local window is the whole candidate set."""
+    rules = GomokuRules(15, 5)
+    board = np.zeros(15 * 15, dtype=np.int8)
+    for c in range(4):
+        board[0 * 15 + c] = BLACK  # black's four at the top edge
+    for r, c in [(7, 7), (7, 8), (8, 7)]:
+        board[r * 15 + c] = WHITE
+    mask = candidates(rules, board, WHITE, PruningConfig(window=4, forced=True))
+    assert set(np.flatnonzero(mask)) == {0 * 15 + 4}

@@ -245,3 +245,36 @@ def test_resignation_off_draws_no_random_numbers():
     off = SelfPlaySlots(rules, 2, config, temperature_moves=4, resign_below=None,
                         resign_playthrough=0.5).play(black_is_winning, 2, np.random.default_rng(5))
     np.testing.assert_array_equal(plain.planes, off.planes)
+
+
+def test_playout_cap_randomization_trains_only_on_full_searches():
+    """fast_playouts: most moves search cheaply and are not recorded; the recorded ones are full
+    searches (their visit shares come from search.playouts visits) with root noise."""
+    from stonelab.search.mcts import BatchedMCTS
+
+    fresh = MCTSConfig(playouts=16, reuse_tree=False)  # so a root's visits are this search's alone
+    full_only = SelfPlaySlots(RULES, 4, fresh, temperature_moves=4)
+    capped = SelfPlaySlots(RULES, 4, fresh, temperature_moves=4, fast_playouts=2, full_search_share=0.25)
+    evaluate = Counter(RULES.num_actions)
+    a = full_only.play(evaluate, 6, np.random.default_rng(3))
+    b = capped.play(evaluate, 6, np.random.default_rng(3))
+    assert len(a.values) == a.lengths.sum()  # every position is a target
+    assert 0 < len(b.values) < 0.6 * b.lengths.sum()  # about a quarter of them
+    assert b.simulations < 0.6 * a.simulations * b.lengths.sum() / a.lengths.sum()
+    # a recorded share is a multiple of 1/16 (16 playouts), never a cheap search's 1/2
+    np.testing.assert_allclose(np.round(b.policies * 16), b.policies * 16, atol=1e-4)
+
+    # per-game playouts in one batched search
+    mcts = BatchedMCTS(RULES, 3, CONFIG)
+    visits = mcts.search(evaluate, playouts=np.array([16, 3, 1]), add_noise=np.array([True, False, False]))
+    assert visits.sum(axis=1).tolist() == [16, 3, 1]
+
+
+def test_bad_playout_cap_settings_are_refused():
+    from stonelab.callbacks.selfplay import SelfPlay
+    from stonelab.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="callbacks.selfplay.fast_playouts=0 must be a whole number >= 1"):
+        SelfPlay(CONFIG, fast_playouts=0)
+    with pytest.raises(ConfigError, match=r"callbacks.selfplay.full_search_share=0.0 must be a share in \(0, 1\]"):
+        SelfPlay(CONFIG, fast_playouts=8, full_search_share=0.0)

@@ -102,9 +102,12 @@ def pure_mcts_player(rules: GomokuRules | GoRules, playouts: int, c_puct: float 
     return NeuralMCTSPlayer(game, UniformEvaluator(game, 1), config, name=f"pure_mcts_{playouts}")
 
 
-def play_match(rules, player, opponent, num_games: int, opening_moves: int = 0, seed: int = 0):
+def play_match(rules, player, opponent, num_games: int, opening_moves: int = 0, seed: int = 0,
+               games_out: list | None = None):
     """``num_games`` games of ``rules`` (Gomoku or Go, as its search game plays them),
     ``player`` black in even games; returns a `MatchResult` (wins, draws, losses).
+    ``games_out``, when given, receives one dict per game, in game order: the player's
+    colour (+1 black), the result for the player (+1, 0, -1) and the moves, opening included.
 
     All games advance together so batched players search them in one pass.
     ``opening_moves``: each pair of games (one per colour) starts from the same
@@ -121,11 +124,13 @@ def play_match(rules, player, opponent, num_games: int, opening_moves: int = 0, 
     to_play = np.ones(num_games, dtype=np.int64)
     rng = np.random.default_rng(seed)
     points = game.board_size ** 2
+    moves: list[list[int]] = [[] for _ in range(num_games)]
     for pair in range(0, num_games, 2):
         opening = rng.choice(points, size=opening_moves, replace=False)
         for g in range(pair, min(pair + 2, num_games)):
             for move in opening:
                 T.play_position(game.spec, positions, g, int(move))
+                moves[g].append(int(move))
                 to_play[g] = -to_play[g]
                 player.observe(g, int(move))
                 opponent.observe(g, int(move))
@@ -146,11 +151,15 @@ def play_match(rules, player, opponent, num_games: int, opening_moves: int = 0, 
                 player.observe(g, move)
                 opponent.observe(g, move)
                 outcome = T.play_position(game.spec, positions, g, move)
+                moves[g].append(move)
                 if outcome != ONGOING:
                     ongoing[g] = False
                     mover_is_player = to_play[g] == player_colour[g]
                     if outcome in (MOVER_WINS, MOVER_LOSES):
                         result[g] = 1 if (outcome == MOVER_WINS) == mover_is_player else -1
                 to_play[g] = -to_play[g]
+    if games_out is not None:
+        games_out.extend({"player_colour": int(player_colour[g]), "result": int(result[g]), "moves": moves[g]}
+                         for g in range(num_games))
     return MatchResult(wins=int((result == 1).sum()), draws=int((result == 0).sum()),
                        losses=int((result == -1).sum()))

@@ -34,7 +34,9 @@ class Evaluation(L.Callback):
     ``playouts_step`` after a perfect score up to ``max_pure_playouts`` (as
     AlphaZero_Gomoku does), or the network of ``opponent_checkpoint`` (then each pair
     of games, one per colour, starts from a random 2-stone opening: two networks
-    searching without noise would replay the same two games). Logs eval/win_ratio with its 95% Wilson interval, keeps ``best.ckpt`` (best win
+    searching without noise would replay the same two games). That file may also be a net
+    that AlphaZero_Gomoku publishes (`stonelab.models.nets.alphazero_gomoku`); a net
+    opponent searches ``opponent_playouts`` (None: the player's playouts). Logs eval/win_ratio with its 95% Wilson interval, keeps ``best.ckpt`` (best win
     ratio against the current opponent) and appends every match to
     ``evaluations.jsonl`` in the checkpoint folder. With DDP each rank plays its
     share of the games and the results are summed.
@@ -49,7 +51,7 @@ class Evaluation(L.Callback):
                  opponent_checkpoint: str | None = None, opponent_command: str | None = None,
                  seed: int = 0, dirpath: str | None = None,
                  at_train_end: bool = True, pruning=None, torch_threads: int | None = 1,
-                 precision: str | None = None):
+                 precision: str | None = None, opponent_playouts: int | None = None):
         check([
             (lambda: every_n_rounds >= 1, f"callbacks.evaluation.every_n_rounds={every_n_rounds!r} must be >= 1"),
             (lambda: games >= 1, f"callbacks.evaluation.games={games!r} must be >= 1"),
@@ -59,7 +61,11 @@ class Evaluation(L.Callback):
              f"callbacks.evaluation.playouts_step={playouts_step!r} must be a whole number >= 0"),
             (lambda: isinstance(max_pure_playouts, int) and max_pure_playouts >= 1,
              f"callbacks.evaluation.max_pure_playouts={max_pure_playouts!r} must be a whole number >= 1"),
+            (lambda: opponent_playouts is None or (isinstance(opponent_playouts, int) and opponent_playouts >= 1),
+             f"callbacks.evaluation.opponent_playouts={opponent_playouts!r} must be a whole number >= 1 "
+             f"(or null: search.playouts)"),
         ])
+        self.opponent_playouts = opponent_playouts
         check_threads(torch_threads, "callbacks.evaluation.torch_threads")
         self.precision = check_search_precision(precision, "callbacks.evaluation.precision")
         if opponent_checkpoint and not os.path.isfile(opponent_checkpoint):
@@ -86,6 +92,7 @@ class Evaluation(L.Callback):
         self.elapsed_before = 0.0  # training seconds of earlier sessions of a resumed run
         self._fit_start: float | None = None
         self._evaluators: dict[str, NetEvaluator] = {}  # "player" / "opponent", built on first use
+        self._opponent_net, self._opponent_label = None, None  # loaded in on_fit_start
 
     def state_dict(self) -> dict:
         return {"pure_playouts": self.pure_playouts, "best_win_ratio": self.best_win_ratio,
@@ -110,15 +117,25 @@ class Evaluation(L.Callback):
             raise ConfigError("callbacks.evaluation.opponent_command: a GTP engine plays Go; "
                               f"this run plays {identity_game(pl_module)}")
         # Refuse an opponent of another game before any self-play, and load it once.
-        identity = pl_module.identity()
-        self._opponent_net = (checkpoints.load(self.opponent_checkpoint, game=identity["game"],
-                                               expect=identity).net
-                              if self.opponent_checkpoint else None)
+        # A stonelab checkpoint of the same game and board, or AlphaZero_Gomoku's published net.
+        self._opponent_net, self._opponent_label = (
+            checkpoints.load_opponent(self.opponent_checkpoint, pl_module.identity())
+            if self.opponent_checkpoint else (None, None))
 
     def opponent_name(self) -> str:
         if self.opponent_command:
             return f"gtp:{self.opponent_command}"
-        return f"checkpoint:{self.opponent_checkpoint}" if self.opponent_checkpoint else f"pure_mcts_{self.pure_playouts}"
+        if self.opponent_checkpoint:
+            return self._opponent_label or f"checkpoint:{self.opponent_checkpoint}"
+        return f"pure_mcts_{self.pure_playouts}"
+
+    def opponent_search(self) -> MCTSConfig:
+        """A net opponent's search: the player's, at ``opponent_playouts`` if given; AlphaZero_Gomoku's
+        net searches as its own player does (c_puct 5, a fresh tree every move)."""
+        search = dataclasses.replace(self.search, playouts=self.opponent_playouts or self.search.playouts)
+        if self.opponent_name().startswith("alphazero_gomoku:"):
+            search = dataclasses.replace(search, c_puct=5.0, reuse_tree=False)
+        return search
 
     @property
     def against_pure_mcts(self) -> bool:
@@ -283,7 +300,7 @@ class Evaluation(L.Callback):
         seed = self.seed * 7919 + module.rounds
         if self.opponent_checkpoint:
             evaluate = stop_checking(self._evaluator(trainer, module, "opponent"), stop)
-            return NeuralMCTSPlayer(module.game, evaluate, self.search, name="checkpoint")
+            return NeuralMCTSPlayer(module.game, evaluate, self.opponent_search(), name="opponent")
         pure = pure_mcts_player(module.game, self.pure_playouts, self.search.c_puct, seed=seed)
         # Gomoku's pure MCTS searches one game at a time; Go's is the batched search over all games
         return _StopBetweenGames(pure, stop) if isinstance(pure, PureMCTSPlayer) else _StopBeforeSearch(pure, stop)

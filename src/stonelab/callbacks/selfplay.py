@@ -47,7 +47,8 @@ class SelfPlay(L.Callback):
                  steps_per_round: int = 1, temperature_moves: int = 8, seed: int = 0,
                  torch_threads: int | None = 1, pruning: dict | PruningConfig | None = None,
                  parallel_games: int | None = None, precision: str | None = None,
-                 resign_below: float | None = None, resign_playthrough: float = 0.1):
+                 resign_below: float | None = None, resign_playthrough: float = 0.1,
+                 fast_playouts: int | None = None, full_search_share: float = 0.25):
         check([
             (lambda: games_per_round >= 1, f"callbacks.selfplay.games_per_round={games_per_round!r} must be >= 1"),
             (lambda: steps_per_round >= 1, f"callbacks.selfplay.steps_per_round={steps_per_round!r} must be >= 1"),
@@ -59,7 +60,13 @@ class SelfPlay(L.Callback):
              f"callbacks.selfplay.resign_below={resign_below!r} must be a value in [-1, 1) (or null: never resign)"),
             (lambda: 0.0 <= resign_playthrough <= 1.0,
              f"callbacks.selfplay.resign_playthrough={resign_playthrough!r} must be a share in [0, 1]"),
+            (lambda: fast_playouts is None or (isinstance(fast_playouts, int) and fast_playouts >= 1),
+             f"callbacks.selfplay.fast_playouts={fast_playouts!r} must be a whole number >= 1 (or null: off)"),
+            (lambda: 0.0 < full_search_share <= 1.0,
+             f"callbacks.selfplay.full_search_share={full_search_share!r} must be a share in (0, 1]"),
         ])
+        self.fast_playouts = fast_playouts
+        self.full_search_share = full_search_share
         self.resign_below = resign_below
         self.resign_playthrough = resign_playthrough
         check_threads(torch_threads, "callbacks.selfplay.torch_threads")
@@ -175,7 +182,8 @@ class SelfPlay(L.Callback):
             self.session = SelfPlaySlots(module.game, self.parallel_games or self.games_per_round,
                                        self.search, temperature_moves=self.temperature_moves,
                                        pruning=self.pruning, resign_below=self.resign_below,
-                                       resign_playthrough=self.resign_playthrough)
+                                       resign_playthrough=self.resign_playthrough,
+                                       fast_playouts=self.fast_playouts, full_search_share=self.full_search_share)
             # Checkpoints hold every rank's games in progress; a rank the checkpoint has none
             # for (a resume with more ranks) starts afresh rather than replay copies of them.
             loaded = share_of(self._loaded, "slots", trainer.global_rank)

@@ -1,9 +1,11 @@
 """What `src/eval.py` runs: one module per task, its settings in ``conf/task/<task>.yaml``.
 
-    match      an alphazero Gomoku checkpoint, with search, against pure MCTS or another checkpoint
+    match      an alphazero Gomoku checkpoint, with search, against pure MCTS, another checkpoint
+               or AlphaZero_Gomoku's published net
     predict    a Go move predictor's scores on SGF games (a training run's split, or all of them)
     inspect    one position of an SGF game as a figure: policy, belief, value, gate
     gtp_match  a Go move predictor, without search, against a GTP engine (GNU Go, Pachi, ...)
+    tactics    a Gomoku net's raw policy and search on positions with known right answers
 
 Each module has ``run(cfg) -> dict``, the result it also writes as JSON.
 """
@@ -18,7 +20,7 @@ from omegaconf import DictConfig
 
 from stonelab.errors import ConfigError
 
-TASKS = ("match", "predict", "inspect", "gtp_match")
+TASKS = ("match", "predict", "inspect", "gtp_match", "tactics")
 
 
 def run(cfg: DictConfig) -> dict:

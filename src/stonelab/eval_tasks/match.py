@@ -1,9 +1,12 @@
-"""``task=match``: an alphazero Gomoku checkpoint, with search, against pure MCTS or another checkpoint."""
+"""``task=match``: an alphazero Gomoku checkpoint, with search, against pure MCTS, another
+checkpoint or a net that AlphaZero_Gomoku publishes."""
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
+import numpy as np
 from omegaconf import DictConfig
 
 from stonelab.arena.players import NeuralMCTSPlayer, PureMCTSPlayer, play_match
@@ -29,25 +32,50 @@ def run(cfg: DictConfig) -> dict:
     search = MCTSConfig(**cfg.search)
     pruning = PruningConfig(**cfg.pruning)
     player = NeuralMCTSPlayer(game, net_evaluator(loaded.net, device), search, pruning=pruning)
+    opponent_playouts = cfg.get("opponent_playouts") or None
+    if opponent_playouts is not None and (not isinstance(opponent_playouts, int) or opponent_playouts < 1):
+        raise ConfigError(f"opponent_playouts={opponent_playouts!r} must be a whole number >= 1 "
+                          f"(or null: search.playouts)")
     if cfg.opponent == "pure_mcts":
         opponent = PureMCTSPlayer(game, cfg.pure_playouts, search.c_puct, seed=cfg.seed)
         opponent_name = f"pure_mcts_{cfg.pure_playouts}"
-    else:  # another checkpoint of the same game and board
-        other = checkpoints.load(str(cfg.opponent), game="gomoku", expect=loaded.identity)
-        opponent = NeuralMCTSPlayer(game, net_evaluator(other.net, device), search, name="checkpoint")
-        opponent_name = f"checkpoint:{cfg.opponent}"
+    else:  # another checkpoint of the same game and board, or AlphaZero_Gomoku's published net
+        net, opponent_name = checkpoints.load_opponent(str(cfg.opponent), loaded.identity)
+        opponent_search = replace(search, playouts=opponent_playouts or search.playouts)
+        if opponent_name.startswith("alphazero_gomoku:"):
+            # its own player (human_play.py): c_puct 5, a fresh tree every move
+            opponent_search = replace(opponent_search, c_puct=5.0, reuse_tree=False)
+        opponent = NeuralMCTSPlayer(game, net_evaluator(net, device), opponent_search, name="opponent")
     opening = cfg.get("opening_moves")
     if opening is None:  # two checkpoints search deterministically: vary the games
         opening = 0 if cfg.opponent == "pure_mcts" else 2
     if not isinstance(opening, int) or not 0 <= opening < game.k * 2 - 1:
         raise ConfigError(f"opening_moves={opening} must be an integer from 0 to {game.k * 2 - 2}")
     start = time.perf_counter()
-    result = play_match(game, player, opponent, cfg.games, opening_moves=opening, seed=cfg.seed)
+    games: list[dict] = []
+    result = play_match(game, player, opponent, cfg.games, opening_moves=opening, seed=cfg.seed, games_out=games)
     lo, hi = result.interval
     out = {"checkpoint": path, "game": game.name, "opponent": opponent_name,
-           "playouts": search.playouts, "opening_moves": opening, "games": result.games, "wins": result.wins,
+           "playouts": search.playouts,
+           "opponent_playouts": cfg.pure_playouts if cfg.opponent == "pure_mcts" else opponent.config.playouts,
+           "opening_moves": opening, "games": result.games, "wins": result.wins,
            "draws": result.draws, "losses": result.losses, "win_ratio": result.win_ratio,
-           "ci_low": lo, "ci_high": hi, "seconds": round(time.perf_counter() - start, 1)}
-    print(f"{path} vs {opponent_name} ({search.playouts} playouts): {result}")
+           "ci_low": lo, "ci_high": hi, "seconds": round(time.perf_counter() - start, 1),
+           **by_colour(games), "median_plies": float(np.median([len(g["moves"]) for g in games])),
+           "game_records": games}
+    opponent_playouts = out["opponent_playouts"]
+    print(f"{path} ({search.playouts} playouts) vs {opponent_name} ({opponent_playouts} playouts): {result}; "
+          f"as black {out['black']['wins']}/{out['black']['games']}, as white {out['white']['wins']}/"
+          f"{out['white']['games']}, median {out['median_plies']:g} plies")
     write_result(cfg, "match.json", out)
+    return out
+
+
+def by_colour(games: list[dict]) -> dict:
+    """Wins, draws and losses of the player as black and as white."""
+    out = {}
+    for name, colour in (("black", 1), ("white", -1)):
+        results = [g["result"] for g in games if g["player_colour"] == colour]
+        out[name] = {"games": len(results), "wins": results.count(1), "draws": results.count(0),
+                     "losses": results.count(-1)}
     return out

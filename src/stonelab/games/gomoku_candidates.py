@@ -10,6 +10,12 @@ the ``P_*`` constants below) so the kernel needs no Python object.
 
 The candidate set, step by step (``w`` = ``window``):
 
+0. Forced moves (``forced=True``, with or without any other option): if the mover
+   can make k in a row, C is the points that do; else, if the opponent could make k
+   in a row on some points, C is those points (the blocks). Every other move loses at
+   once (or fails to win at once), so this removes nothing a perfect player would
+   play, and the tree stops spending visits on moves whose refutation it has not yet
+   found. Otherwise the steps below apply.
 1. Policy top-k "alone" (``top_k > 0`` and ``top_k_mode="alone"``): C is the
    ``top_k`` legal moves with the highest priors, ties broken by the lowest
    point index. Nothing else applies: window, adaptive and threat options are
@@ -95,7 +101,8 @@ P_ADAPTIVE_STEP = 4   # cells added to the window side when tactical
 P_TOP_K = 5           # 0 = off
 P_TOP_K_MODE = 6      # TOP_K_UNION, TOP_K_ALONE or TOP_K_WITHIN
 P_FALLBACK = 7        # 1: fall back to all legal moves
-NUM_PARAMS = 8
+P_FORCED = 8          # 1: only the winning moves, else only the blocks, when either exists
+NUM_PARAMS = 9
 
 TOP_K_UNION = 0
 TOP_K_ALONE = 1
@@ -134,6 +141,8 @@ class PruningConfig:
       (top-k only; window, adaptive and threat options are ignored).
     fallback: use all legal moves when the board is not larger than the
       window or the window holds no legal move.
+    forced: when the mover can win at once, only the winning moves; else when
+      the opponent threatens to, only the blocks (step 0 above).
 
     The defaults restrict nothing.
     """
@@ -146,6 +155,7 @@ class PruningConfig:
     top_k: int = 0
     top_k_mode: str = "union"
     fallback: bool = True
+    forced: bool = False
 
     def __post_init__(self):
         w, k = self.window, self.top_k
@@ -177,7 +187,7 @@ class PruningConfig:
     @property
     def enabled(self) -> bool:
         """False when the candidate set is always exactly the legal moves."""
-        return self.window > 0 or self.top_k > 0
+        return self.window > 0 or self.top_k > 0 or self.forced
 
     @property
     def window_used(self) -> bool:
@@ -202,6 +212,7 @@ class PruningConfig:
         p[P_TOP_K] = self.top_k
         p[P_TOP_K_MODE] = TOP_K_MODES[self.top_k_mode]
         p[P_FALLBACK] = int(bool(self.fallback))
+        p[P_FORCED] = int(bool(self.forced))
         return p
 
 
@@ -322,6 +333,23 @@ def _window_origin(board, n, w):
 
 
 @njit(cache=True, nogil=True)
+def forced_moves(board, n, k, to_play, out):
+    """Mark in ``out`` the points where ``to_play`` wins at once, else those where the opponent
+    would (the blocks); returns how many (0: nothing is forced, and ``out`` is all False)."""
+    for side in range(2):
+        colour = to_play if side == 0 else -to_play
+        count = 0
+        for a in range(n * n):
+            hit = board[a] == EMPTY and would_win(board, n, k, a, colour)
+            out[a] = hit
+            if hit:
+                count += 1
+        if count > 0:
+            return count
+    return 0
+
+
+@njit(cache=True, nogil=True)
 def candidate_mask(board, n, k, to_play, priors, params, out):
     """Fill ``out`` (bool ``[n * n]``) with the candidate set; returns its size.
 
@@ -329,6 +357,10 @@ def candidate_mask(board, n, k, to_play, priors, params, out):
     ``[n * n]`` network priors (read only by top-k); ``params``: from
     `PruningConfig.params`. Every entry of ``out`` is written.
     """
+    if params[P_FORCED] != 0:
+        count = forced_moves(board, n, k, to_play, out)
+        if count > 0:
+            return count
     top_k = params[P_TOP_K]
     window = params[P_WINDOW]
     if top_k > 0 and params[P_TOP_K_MODE] == TOP_K_ALONE:

@@ -201,3 +201,22 @@ def warm_start(model, path: str) -> dict:
             f"({dict(getattr(model.net, 'config', {}))}): {first}") from None
     exported = state.get(EXPORT_KEY) or {}
     return {"path": path, "global_step": int(exported.get("global_step", checkpoint.get("global_step", 0)))}
+
+
+def load_opponent(path: str, expect: dict) -> tuple[nn.Module, str]:
+    """The net of an opponent file for a model of identity ``expect``, and the opponent's label.
+
+    A stonelab checkpoint must match ``expect`` (game, board, ...); a weights file that
+    AlphaZero_Gomoku publishes (`stonelab.models.nets.alphazero_gomoku`) must be of the same
+    Gomoku board (its file does not say the line length: its name does). Both come back on
+    the CPU in eval mode.
+    """
+    from stonelab.models.nets import alphazero_gomoku
+
+    if not alphazero_gomoku.looks_like(path):
+        return load(path, game=expect.get("game"), expect=expect).net, f"checkpoint:{path}"
+    net, n, label = alphazero_gomoku.load(path)
+    if expect.get("game") != "gomoku" or expect.get("board_size") != n:
+        raise CheckpointMismatchError(f"{path} is AlphaZero_Gomoku's net for {n}x{n} Gomoku; "
+                                      f"this one plays {describe(expect)}")
+    return net, label

@@ -253,11 +253,15 @@ class BatchedMCTS:
         return planes
 
     def search(self, evaluate: Evaluator, games: np.ndarray | None = None,
-               *, add_noise: bool = False, playouts: int | None = None,
+               *, add_noise: bool | np.ndarray = False, playouts: int | np.ndarray | None = None,
                deadline: float | None = None) -> np.ndarray:
         """Run ``playouts`` simulations (default ``config.playouts``) in each game of
         ``games`` (default: all ongoing), stopping early once ``time.monotonic()``
         passes ``deadline``.
+
+        ``playouts`` and ``add_noise`` may also be given per game (``[G]`` arrays): self-play's
+        playout cap randomization searches some games fully (with root noise) and the others
+        cheaply (without), all in the same batched network calls.
 
         Returns root visit counts ``[G, A]`` float32 (zero rows for games not
         searched); with a reused tree they include the visits of earlier searches.
@@ -266,9 +270,11 @@ class BatchedMCTS:
         """
         started = time.perf_counter()
         cfg = self.config
-        playouts = cfg.playouts if playouts is None else playouts
-        if playouts + 2 > self.max_nodes:
-            raise SearchConfigError(f"{playouts} playouts do not fit a tree of {self.max_nodes} nodes "
+        playouts = np.broadcast_to(np.asarray(cfg.playouts if playouts is None else playouts, dtype=np.int64),
+                                   (self.num_games,))
+        most = int(playouts.max())
+        if most + 2 > self.max_nodes:
+            raise SearchConfigError(f"{most} playouts do not fit a tree of {self.max_nodes} nodes "
                                     f"(search in smaller steps, or build BatchedMCTS with max_nodes=)")
         tree, spec = self.tree, self.game.spec
         active = np.zeros(self.num_games, dtype=bool)
@@ -278,13 +284,13 @@ class BatchedMCTS:
             active[np.asarray(games, dtype=np.int64)] = True
         active &= self.outcomes == ONGOING
         a = self.game.num_actions
-        self._on_workers(T.ensure_room_games, tree, active, playouts + 1, a)
+        self._on_workers(T.ensure_room_games, tree, active, most + 1, a)
         # A root not yet expanded takes one extra simulation, so the root
         # children always gain exactly `playouts` visits.
         root_fresh = tree.num_children[np.arange(self.num_games), tree.root] < 0
         sims_done = np.zeros(self.num_games, dtype=np.int64)
         sims_target = np.where(active, playouts + root_fresh, 0).astype(np.int64)
-        noise_pending = active.copy() if add_noise else np.zeros_like(active)
+        noise_pending = active & np.broadcast_to(np.asarray(add_noise, dtype=bool), active.shape)
         noise_left = self._apply_noise(noise_pending)
         b = self._select(sims_done, sims_target)
         while True:

@@ -17,7 +17,10 @@ class SelfPlayGames:
 
     planes [P, C, n, n] uint8, policies [P, A] float32 (root visit shares),
     values [P] float32 (+1 if the player to move there won, -1 lost, 0 draw),
-    lengths [games] moves per game, winners [games] (+1 black, -1 white, 0 draw).
+    lengths [games] positions searched per game (its moves, and the position of a
+    resignation), winners [games] (+1 black, -1 white, 0 draw).
+    With playout cap randomization only the fully searched positions are kept, so P
+    can be smaller than the sum of the lengths.
     """
 
     planes: np.ndarray
@@ -55,8 +58,11 @@ class SelfPlaySlots:
 
     def __init__(self, rules, slots: int, config: MCTSConfig, *,
                  temperature_moves: int, pruning=None, resign_below: float | None = None,
-                 resign_playthrough: float = 0.1):
+                 resign_playthrough: float = 0.1, fast_playouts: int | None = None,
+                 full_search_share: float = 0.25):
         self.rules = rules
+        self.fast_playouts = fast_playouts
+        self.full_search_share = full_search_share
         self.slots = slots
         self.config = config
         self.temperature_moves = temperature_moves
@@ -90,24 +96,28 @@ class SelfPlaySlots:
                 mcts.play(g, move)
         active = np.ones(self.slots, dtype=bool)
         may_start = np.inf if new_games is None else new_games
-        finished: list[tuple[list, int]] = []
+        finished: list[tuple[list, int, int]] = []  # (records, winner, positions) per finished game
         while len(finished) < num_games and active.any():
-            visits = mcts.search(evaluate, np.flatnonzero(active), add_noise=True)
+            full = self._full_searches(rng)
+            playouts = np.where(full, self.config.playouts, self.fast_playouts or self.config.playouts)
+            visits = mcts.search(evaluate, np.flatnonzero(active), add_noise=full, playouts=playouts)
             for g in np.flatnonzero(active):
                 resigning = self._resigns(mcts, g, rng)
                 if resigning:
-                    self._record(mcts, g, visits[g])  # the searched position is a position of the game
+                    if full[g]:
+                        self._record(mcts, g, visits[g])  # the searched position is a position of the game
                     winner = -resigning
                     self.resign_stats["resigned"] += 1
                 else:
-                    outcome, to_play = self._move(mcts, g, visits[g], rng)
+                    outcome, to_play = self._move(mcts, g, visits[g], rng, record=bool(full[g]))
                     if outcome == ONGOING:
                         continue
                     winner = to_play if outcome == MOVER_WINS else -to_play if outcome == MOVER_LOSES else 0
                     if self.would_resign[g]:
                         self.resign_stats["playthrough_calls"] += 1
                         self.resign_stats["false_positives"] += int(winner == self.would_resign[g])
-                finished.append((self.records[g], winner))
+                # positions searched: the moves, and the position a side resigned in
+                finished.append((self.records[g], winner, len(self.moves[g]) + int(bool(resigning))))
                 self.moves[g], self.records[g] = [], []
                 self.would_resign[g] = 0
                 mcts.reset(g)
@@ -131,10 +141,19 @@ class SelfPlaySlots:
         self.would_resign[g] = self.would_resign[g] or colour
         return 0
 
+    def _full_searches(self, rng: np.random.Generator) -> np.ndarray:
+        """Which slots search this move fully (bool ``[slots]``): all of them, or with playout cap
+        randomization (``fast_playouts``) a ``full_search_share`` drawn at random. Only full
+        searches carry root noise and become training targets; the cheap ones only pick moves,
+        so games get longer and more numerous for the same network calls (KataGo's method)."""
+        if self.fast_playouts is None:
+            return np.ones(self.slots, dtype=bool)
+        return rng.random(self.slots) < self.full_search_share
+
     def _move(self, mcts: BatchedMCTS, g: int, visits: np.ndarray,
-              rng: np.random.Generator) -> tuple[int, int]:
-        """Record the searched position of slot ``g`` and play a move from its visits."""
-        to_play = self._record(mcts, g, visits)
+              rng: np.random.Generator, record: bool = True) -> tuple[int, int]:
+        """Record the searched position of slot ``g`` (a full search) and play a move from its visits."""
+        to_play = self._record(mcts, g, visits) if record else mcts.to_play(g)
         temperature = 1.0 if len(self.moves[g]) < self.temperature_moves else 0.0
         move = int(rng.choice(self.rules.num_actions, p=visits_to_policy(visits, temperature)))
         self.moves[g].append(move)
@@ -177,18 +196,24 @@ class SelfPlaySlots:
         return 0
 
 
-def _collect(finished: list[tuple[list, int]], mcts: BatchedMCTS) -> SelfPlayGames:
+def _collect(finished: list[tuple[list, int, int]], mcts: BatchedMCTS) -> SelfPlayGames:
     planes, policies, values = [], [], []
-    for records, winner in finished:
+    for records, winner, _ in finished:
         for p, pi, mover in records:
             planes.append(p)
             policies.append(pi)
             values.append(float(winner * mover))
+    game = mcts.game
+    if planes:
+        planes, policies = np.stack(planes), np.stack(policies).astype(np.float32)
+    else:  # every search of these games was a cheap one (playout cap randomization)
+        planes = np.zeros((0, game.num_planes, game.board_size, game.board_size), dtype=np.uint8)
+        policies = np.zeros((0, game.num_actions), dtype=np.float32)
     return SelfPlayGames(
-        planes=np.stack(planes), policies=np.stack(policies).astype(np.float32),
+        planes=planes, policies=policies,
         values=np.array(values, dtype=np.float32),
-        lengths=np.array([len(r) for r, _ in finished]),
-        winners=np.array([w for _, w in finished], dtype=np.int8),
+        lengths=np.array([moves for _, _, moves in finished]),
+        winners=np.array([w for _, w, _ in finished], dtype=np.int8),
         simulations=mcts.simulations, evaluations=mcts.evaluations,
         candidates_mean=mcts.candidates_mean, candidate_reduction=mcts.candidate_reduction,
         search_seconds=mcts.search_seconds)

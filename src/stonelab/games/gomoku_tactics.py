@@ -1,0 +1,248 @@
+"""A Gomoku tactics suite generated from the rules: positions whose right answers are a known set.
+
+Five kinds, each decided by an exact, full-width proof search over the rules
+(`stonelab.games.gomoku`), never by a net or a pattern table:
+
+  win_in_1     the mover can make k in a row; right: every move that does.
+  block_four   the opponent threatens to win on exactly one point, the mover cannot win
+               first, and after the block the opponent has no forced win within 3 plies;
+               right: that point.
+  double_threat the mover wins by force in 3 plies (a move that leaves two winning points:
+               an open four or a double four) and not in 1; right: every such move.
+  four_three   the mover wins by force in 5 plies and not in 3 (a four-three, a
+               three-three that the opponent cannot answer); right: every move that
+               forces the win within 5 plies.
+  stop_three   the opponent would win by force in 3 plies if it were its move (an open
+               three, or a broken one), and the mover can neither win nor make a four;
+               right: every move after which the opponent has no forced win within 3
+               plies. The set can hold more than the two or three "blocking" points (a
+               point that breaks the line from the other side is one too).
+
+"Wins by force in d plies" means: for every reply of the opponent there is a way to five
+within d plies of the mover, every move of the board considered (freestyle rules: k or
+more wins). Positions come from random games (uniformly random moves from the empty board,
+seeded), deduplicated; each kind keeps positions where the answer set is a proper subset
+of the legal moves, so a random mover does not score 100%.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from stonelab.games.gomoku import EMPTY, GomokuRules, would_win
+
+KINDS = ("win_in_1", "block_four", "double_threat", "four_three", "stop_three")
+
+
+@njit(cache=True, nogil=True)
+def winning_points(board, n, k, colour, out):
+    """Empty points where ``colour`` would make k in a row, into ``out``; returns how many."""
+    count = 0
+    for a in range(board.shape[0]):
+        if board[a] == EMPTY and would_win(board, n, k, a, colour):
+            out[count] = a
+            count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _has_win(board, n, k, colour):
+    for a in range(board.shape[0]):
+        if board[a] == EMPTY and would_win(board, n, k, a, colour):
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _full(board):
+    for a in range(board.shape[0]):
+        if board[a] == EMPTY:
+            return False
+    return True
+
+
+# The proof search is unrolled by depth (1, 3, 5 plies) rather than recursive: numba's
+# on-disk cache does not hold mutually recursive functions (a cached copy crashed here).
+
+@njit(cache=True, nogil=True)
+def _replies_all_lose_1(board, n, k, colour):
+    """After ``colour``'s move: does it win on its next move whatever the opponent replies?"""
+    if _has_win(board, n, k, -colour) or _full(board):
+        return False  # the opponent wins first (or the board is full: a draw)
+    for r in range(board.shape[0]):
+        if board[r] != EMPTY:
+            continue
+        board[r] = -colour
+        holds = _has_win(board, n, k, colour)
+        board[r] = EMPTY
+        if not holds:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def wins_within_3(board, n, k, colour):
+    """Whether ``colour``, to move, makes k in a row by force within 3 plies."""
+    if _has_win(board, n, k, colour):
+        return True
+    for a in range(board.shape[0]):
+        if board[a] != EMPTY:
+            continue
+        board[a] = colour
+        won = _replies_all_lose_1(board, n, k, colour)
+        board[a] = EMPTY
+        if won:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _replies_all_lose_3(board, n, k, colour):
+    """After ``colour``'s move: does it win within 3 more plies whatever the opponent replies?"""
+    if _has_win(board, n, k, -colour) or _full(board):
+        return False
+    for r in range(board.shape[0]):
+        if board[r] != EMPTY:
+            continue
+        board[r] = -colour
+        holds = wins_within_3(board, n, k, colour)
+        board[r] = EMPTY
+        if not holds:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def forcing_moves(board, n, k, colour, plies, out):
+    """Moves of ``colour`` after which it wins by force within ``plies`` (1, 3 or 5) plies
+    counted from this move (1: wins at once); into ``out``, returns how many."""
+    count = 0
+    for a in range(board.shape[0]):
+        if board[a] != EMPTY:
+            continue
+        ok = would_win(board, n, k, a, colour)
+        if not ok and plies >= 3:
+            board[a] = colour
+            ok = _replies_all_lose_1(board, n, k, colour) if plies == 3 else _replies_all_lose_3(board, n, k, colour)
+            board[a] = EMPTY
+        if ok:
+            out[count] = a
+            count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def safe_moves(board, n, k, colour, out):
+    """Moves of ``colour`` after which the opponent has no forced win within 3 plies; returns how many."""
+    count = 0
+    for a in range(board.shape[0]):
+        if board[a] != EMPTY:
+            continue
+        board[a] = colour
+        lost = wins_within_3(board, n, k, -colour)
+        board[a] = EMPTY
+        if not lost:
+            out[count] = a
+            count += 1
+    return count
+
+
+@dataclass(frozen=True)
+class Tactic:
+    """One position: ``board`` int8 [n*n] (+1 black, -1 white), the colour to move, the
+    last move, its kind and the right answers (sorted points)."""
+
+    kind: str
+    board: np.ndarray
+    to_play: int
+    last_move: int
+    answers: tuple[int, ...]
+
+
+def classify(rules: GomokuRules, board: np.ndarray, to_play: int) -> tuple[str, tuple[int, ...]] | None:
+    """The kind of ``board`` with ``to_play`` to move and its right answers, or None if it is
+    none of `KINDS` (or its answer set is every legal move)."""
+    n, k = rules.n, rules.k
+    b = board.copy()
+    out = np.empty(n * n, dtype=np.int64)
+    legal = int((b == EMPTY).sum())
+    found = None
+    wins = winning_points(b, n, k, to_play, out)
+    if wins:
+        found = ("win_in_1", tuple(out[:wins]))
+    else:
+        threats = winning_points(b, n, k, -to_play, out)
+        if threats == 1 and _block_holds(b, n, k, to_play, int(out[0])):
+            found = ("block_four", (int(out[0]),))
+        elif threats == 0:
+            found = _quiet_kind(b, n, k, to_play, out)
+    if found is None or not 0 < len(found[1]) < legal:
+        return None
+    return found[0], tuple(sorted(int(a) for a in found[1]))
+
+
+def _block_holds(b, n, k, to_play, point) -> bool:
+    """Whether blocking on ``point`` leaves the opponent no forced win within 3 plies (a position
+    lost whatever the mover does says nothing about blocking)."""
+    b[point] = to_play
+    holds = not wins_within_3(b, n, k, -to_play)
+    b[point] = EMPTY
+    return holds
+
+
+def _quiet_kind(b, n, k, to_play, out):
+    """Kinds of a position where neither side threatens to win at once."""
+    count = forcing_moves(b, n, k, to_play, 3, out)
+    if count:
+        return "double_threat", tuple(out[:count])
+    count = forcing_moves(b, n, k, to_play, 5, out)
+    if count:
+        return "four_three", tuple(out[:count])
+    fours = np.empty(n * n, dtype=np.int64)
+    for a in np.flatnonzero(b == EMPTY):  # the mover may not make a four: a forcing move would blur the set
+        b[a] = to_play
+        made = winning_points(b, n, k, to_play, fours)
+        b[a] = EMPTY
+        if made:
+            return None
+    if wins_within_3(b, n, k, -to_play):
+        count = safe_moves(b, n, k, to_play, out)
+        return "stop_three", tuple(out[:count])
+    return None
+
+
+def generate(rules: GomokuRules, per_kind: int = 20, seed: int = 0, max_games: int = 20_000) -> list[Tactic]:
+    """Up to ``per_kind`` positions of each kind from seeded random games, deduplicated."""
+    rng = np.random.default_rng(seed)
+    found: dict[str, list[Tactic]] = {kind: [] for kind in KINDS}
+    seen: set[bytes] = set()
+    n2 = rules.num_actions
+    for _ in range(max_games):
+        if all(len(v) >= per_kind for v in found.values()):
+            break
+        board = rules.new_board()
+        to_play, last = 1, -1
+        for move in rng.permutation(n2):
+            key = board.tobytes() + bytes([to_play & 0xFF])
+            if key not in seen:
+                seen.add(key)
+                kind = classify(rules, board, to_play)
+                if kind is not None and len(found[kind[0]]) < per_kind:
+                    found[kind[0]].append(Tactic(kind[0], board.copy(), to_play, last, kind[1]))
+            board[move] = to_play
+            if would_win_now(rules, board, move):
+                break
+            to_play, last = -to_play, int(move)
+    return [t for kind in KINDS for t in found[kind]]
+
+
+def would_win_now(rules: GomokuRules, board: np.ndarray, move: int) -> bool:
+    """Whether the stone just placed on ``move`` ends the game."""
+    colour = board[move]
+    board[move] = EMPTY
+    won = would_win(board, rules.n, rules.k, move, colour)
+    board[move] = colour
+    return bool(won)
