@@ -635,3 +635,35 @@ def test_ensure_room_restarts_the_tree_when_compaction_is_not_enough():
     assert mcts.tree.num_nodes[0] == 1
     assert mcts.tree.num_children[0, mcts.tree.root[0]] == -1
     assert current_visits(mcts, 0).sum() == 0
+
+
+# --- first-play urgency ------------------------------------------------------------------------
+
+
+def constant_value_evaluator(num_actions: int, value: float):
+    """Uniform priors; every leaf is worth ``value`` to the side to move there."""
+
+    def evaluate(planes):
+        b = planes.shape[0]
+        return np.full((b, num_actions), 1.0 / num_actions, np.float32), np.full(b, value, np.float32)
+
+    return evaluate
+
+
+def test_fpu_reduction_scores_untried_moves_from_the_node_value():
+    """Where every tried move loses (each leaf is worth +0.9 to the side to move there, so -0.9 to
+    the root's mover), Q = 0 for untried moves (the default) makes each of them look better than
+    any tried one and the search tries all 64; with FPU reduction an untried move is scored near
+    the node's own value and the search keeps to fewer moves."""
+    rules = GomokuRules(8, 5)
+    evaluate = constant_value_evaluator(rules.num_actions, 0.9)
+    tried = {}
+    for fpu in (None, 0.2):
+        mcts = BatchedMCTS(rules, 1, MCTSConfig(playouts=200, c_puct=1.0, fpu_reduction=fpu))
+        tried[fpu] = int((mcts.search(evaluate)[0] > 0).sum())
+    assert tried[None] == 64 and tried[0.2] < 40
+
+
+def test_fpu_reduction_out_of_range_is_refused():
+    with pytest.raises(SearchConfigError, match=r"search.fpu_reduction=-0.1 must be null"):
+        MCTSConfig(fpu_reduction=-0.1)

@@ -113,6 +113,7 @@ class MCTSConfig:
     go_value_playouts: int = 4  # random playouts per leaf with go_value=playouts
     max_nodes: int | None = None  # tree size of an engine's search; None: twice the playouts
     threads: int = 1  # threads for selection, expansion and backup (games split between them; same results)
+    fpu_reduction: float | None = None  # unvisited moves' Q: None = 0 (AlphaZero_Gomoku), r = node Q - r * sqrt(visited P)
 
     def __post_init__(self):
         check([
@@ -135,6 +136,8 @@ class MCTSConfig:
              f"search.max_nodes={self.max_nodes!r} must be null or an integer >= 16"),
             (lambda: isinstance(self.threads, int) and not isinstance(self.threads, bool) and self.threads >= 1,
              f"search.threads={self.threads!r} must be an integer >= 1"),
+            (lambda: self.fpu_reduction is None or 0 <= self.fpu_reduction <= 2,
+             f"search.fpu_reduction={self.fpu_reduction!r} must be null (unvisited Q = 0) or in [0, 2]"),
         ], SearchConfigError)
 
 
@@ -337,7 +340,8 @@ class BatchedMCTS:
 
     def _settings(self, sims_done, sims_target) -> tuple:
         cfg = self.config
-        return (self.tree, self.game.spec, self.roots, cfg.c_puct, cfg.virtual_loss, cfg.leaves_per_game,
+        fpu = -1.0 if cfg.fpu_reduction is None else float(cfg.fpu_reduction)
+        return (self.tree, self.game.spec, self.roots, cfg.c_puct, cfg.virtual_loss, fpu, cfg.leaves_per_game,
                 sims_done, sims_target)
 
     def _pack(self) -> int:

@@ -35,7 +35,7 @@ def pure_mcts_search(game, root, playouts, c_puct, seed):
     candidates = np.empty(a, dtype=np.bool_)
     uniform = np.ones(a, dtype=np.float32)
     for _ in range(playouts):
-        node, depth = T.descend(tree, game, root, 0, c_puct, 0.0, scratch, path)
+        node, depth = T.descend(tree, game, root, 0, c_puct, 0.0, -1.0, scratch, path)
         outcome = tree.outcome[0, node]
         if outcome != ONGOING:
             value = T.terminal_value(outcome)

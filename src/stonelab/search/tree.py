@@ -110,8 +110,14 @@ def reset_tree(tree, g, root_outcome):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def select_edge(tree, g, node, c_puct, virtual_loss):
-    """PUCT: argmax Q + c_puct * P * sqrt(sum N) / (1 + N), pending visits as losses."""
+def select_edge(tree, g, node, c_puct, virtual_loss, fpu_reduction):
+    """PUCT: argmax Q + c_puct * P * sqrt(sum N) / (1 + N), pending visits as losses.
+
+    An unvisited move's Q (first-play urgency) is 0 when ``fpu_reduction`` is negative
+    (AlphaZero_Gomoku's rule), else the node's own mean value minus ``fpu_reduction *
+    sqrt(prior mass already visited)`` (KataGo's FPU reduction): in a won position untried
+    moves are not scored as a loss, in a lost one not as an escape.
+    """
     start = tree.first_edge[g, node]
     count = tree.num_children[g, node]
     visits_all = tree.visits[g]
@@ -119,15 +125,26 @@ def select_edge(tree, g, node, c_puct, virtual_loss):
     value_all = tree.value_sum[g]
     prior_all = tree.prior[g]
     total = 0
+    done = 0
+    value_total = 0.0
+    visited_prior = 0.0
     for e in range(start, start + count):
         total += visits_all[e] + vloss_all[e]
+        if visits_all[e] > 0:
+            done += visits_all[e]
+            value_total += value_all[e]
+            visited_prior += prior_all[e]
     sqrt_total = math.sqrt(max(total, 1))
+    unvisited_q = 0.0
+    if fpu_reduction >= 0.0:
+        node_q = value_total / done if done > 0 else 0.0
+        unvisited_q = node_q - fpu_reduction * math.sqrt(visited_prior)
     best = start
     best_score = -1e30
     for e in range(start, start + count):
         pending = vloss_all[e]
         visits = visits_all[e] + pending
-        q = 0.0
+        q = unvisited_q
         if visits > 0:
             q = (value_all[e] - virtual_loss * pending) / visits
         score = q + c_puct * prior_all[e] * sqrt_total / (1.0 + visits)
@@ -138,7 +155,7 @@ def select_edge(tree, g, node, c_puct, virtual_loss):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def descend(tree, game, root, g, c_puct, virtual_loss, pos, path):
+def descend(tree, game, root, g, c_puct, virtual_loss, fpu_reduction, pos, path):
     """Walk from the root to a leaf, adding a pending visit on every edge.
 
     ``root`` is game ``g``'s root position; ``pos`` receives the leaf position
@@ -148,7 +165,7 @@ def descend(tree, game, root, g, c_puct, virtual_loss, pos, path):
     node = tree.root[g]
     depth = 0
     while tree.outcome[g, node] == ONGOING and tree.num_children[g, node] >= 0:
-        e = select_edge(tree, g, node, c_puct, virtual_loss)
+        e = select_edge(tree, g, node, c_puct, virtual_loss, fpu_reduction)
         tree.vloss[g, e] += 1
         path[depth] = e
         depth += 1
@@ -404,7 +421,7 @@ def worker_games(num_games, worker, workers):
 
 
 @njit(cache=True, nogil=True)
-def select_in_game(tree, game, roots, g, c_puct, virtual_loss, leaves_per_game, sims_done, sims_target,
+def select_in_game(tree, game, roots, g, c_puct, virtual_loss, fpu_reduction, leaves_per_game, sims_done, sims_target,
                    batch, slot, pos, path):
     """Up to ``leaves_per_game`` leaves of game ``g`` into ``batch`` slots ``slot, slot + 1, ...``;
     returns how many.
@@ -417,7 +434,7 @@ def select_in_game(tree, game, roots, g, c_puct, virtual_loss, leaves_per_game, 
         if sims_done[g] + in_flight >= sims_target[g]:
             break
         node, depth = descend(tree, game, G.position_at(game, roots, g), g,
-                              c_puct, virtual_loss, pos, path)
+                              c_puct, virtual_loss, fpu_reduction, pos, path)
         outcome = tree.outcome[g, node]
         if outcome != ONGOING:
             backup(tree, g, path, depth, terminal_value(outcome))
@@ -440,7 +457,7 @@ def select_in_game(tree, game, roots, g, c_puct, virtual_loss, leaves_per_game, 
 
 
 @njit(cache=True, nogil=True)
-def select_games(tree, game, roots, c_puct, virtual_loss, leaves_per_game, sims_done, sims_target,
+def select_games(tree, game, roots, c_puct, virtual_loss, fpu_reduction, leaves_per_game, sims_done, sims_target,
                  batch, scratch, worker, workers):
     """Select leaves in worker ``worker``'s games (`worker_games`) that are still short of
     their target, game ``g`` into its own slots ``g * leaves_per_game, ...``; `pack_leaves`
@@ -449,7 +466,7 @@ def select_games(tree, game, roots, c_puct, virtual_loss, leaves_per_game, sims_
     pos = G.position_at(game, scratch.positions, worker * SPREAD)
     path = scratch.paths[worker * SPREAD]
     for g in worker_games(tree.root.shape[0], worker, workers):
-        batch.count[g] = select_in_game(tree, game, roots, g, c_puct, virtual_loss, leaves_per_game,
+        batch.count[g] = select_in_game(tree, game, roots, g, c_puct, virtual_loss, fpu_reduction, leaves_per_game,
                                         sims_done, sims_target, batch, g * leaves_per_game, pos, path)
 
 
@@ -501,12 +518,13 @@ def expand_games(tree, game, batch, priors, values, sims_done, scratch, worker, 
 
 
 @njit(cache=True, nogil=True)
-def expand_and_select_games(tree, game, roots, c_puct, virtual_loss, leaves_per_game, sims_done, sims_target,
+def expand_and_select_games(tree, game, roots, c_puct, virtual_loss, fpu_reduction, leaves_per_game,
+                            sims_done, sims_target,
                             evaluated, priors, values, batch, scratch, worker, workers):
     """One step of one worker: `expand_games` of the ``evaluated`` batch, then `select_games`
     into the other ``batch`` (one call per step instead of two)."""
     expand_games(tree, game, evaluated, priors, values, sims_done, scratch, worker, workers)
-    select_games(tree, game, roots, c_puct, virtual_loss, leaves_per_game, sims_done, sims_target,
+    select_games(tree, game, roots, c_puct, virtual_loss, fpu_reduction, leaves_per_game, sims_done, sims_target,
                  batch, scratch, worker, workers)
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import pickle
 
 import numpy as np
@@ -119,7 +120,7 @@ class UpsideDownInput(nn.Module):
 def load(path: str) -> tuple[nn.Module, int, str]:
     """AlphaZero_Gomoku's net in ``path``: (net on the CPU in eval mode, board size, a label).
 
-    The label names the file by its sha256 (and what it holds, when it is one we know).
+    The label names the file, and says so when its sha256 is none of `KNOWN_FILES`.
     """
     weights, n = read_weights(path)
     net = PolicyValueNet(n)
@@ -132,6 +133,7 @@ def load(path: str) -> tuple[nn.Module, int, str]:
         state[f"{name}.weight"] = torch.from_numpy(w.copy())
         state[f"{name}.bias"] = torch.from_numpy(b)
     net.load_state_dict(state)
-    digest = hashlib.sha256(open(path, "rb").read()).hexdigest()
-    label = f"alphazero_gomoku:{KNOWN_FILES.get(digest, 'unknown file')} (sha256 {digest[:12]})"
-    return UpsideDownInput(net).eval(), n, label
+    with open(path, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    known = "" if digest in KNOWN_FILES else f" (not a file we know: sha256 {digest[:12]})"
+    return UpsideDownInput(net).eval(), n, f"alphazero_gomoku:{os.path.basename(path)}{known}"
