@@ -125,20 +125,12 @@ def select_edge(tree, g, node, c_puct, virtual_loss, fpu_reduction):
     value_all = tree.value_sum[g]
     prior_all = tree.prior[g]
     total = 0
-    done = 0
-    value_total = 0.0
-    visited_prior = 0.0
     for e in range(start, start + count):
         total += visits_all[e] + vloss_all[e]
-        if visits_all[e] > 0:
-            done += visits_all[e]
-            value_total += value_all[e]
-            visited_prior += prior_all[e]
     sqrt_total = math.sqrt(max(total, 1))
     unvisited_q = 0.0
-    if fpu_reduction >= 0.0:
-        node_q = value_total / done if done > 0 else 0.0
-        unvisited_q = node_q - fpu_reduction * math.sqrt(visited_prior)
+    if fpu_reduction >= 0.0:  # off by default: the plain PUCT walk pays nothing for it
+        unvisited_q = _fpu_value(visits_all, value_all, prior_all, start, count, fpu_reduction)
     best = start
     best_score = -1e30
     for e in range(start, start + count):
@@ -152,6 +144,22 @@ def select_edge(tree, g, node, c_puct, virtual_loss, fpu_reduction):
             best_score = score
             best = e
     return best
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fpu_value(visits_all, value_all, prior_all, start, count, fpu_reduction):
+    """Q of an untried move under FPU reduction: the node's mean value over its completed
+    visits minus ``fpu_reduction * sqrt(prior mass already visited)``."""
+    done = 0
+    value_total = 0.0
+    visited_prior = 0.0
+    for e in range(start, start + count):
+        if visits_all[e] > 0:
+            done += visits_all[e]
+            value_total += value_all[e]
+            visited_prior += prior_all[e]
+    node_q = value_total / done if done > 0 else 0.0
+    return node_q - fpu_reduction * math.sqrt(visited_prior)
 
 
 @njit(cache=True, nogil=True, inline="always")
