@@ -225,6 +225,37 @@ def test_search_uses_the_value_head_of_a_checkpoint(tmp_path, save_checkpoint, t
     assert GoNetEvaluator(without, search).value == "playouts"
 
 
+def test_a_mixed_leaf_value_is_the_mean_of_the_net_and_the_playouts(tmp_path, save_checkpoint,
+                                                                     tiny_maddison_checkpoint):
+    from stonelab.errors import ConfigError
+    from stonelab.games.go_search import GoSearch
+    from stonelab.models.go_evaluator import GoNetEvaluator
+    from stonelab.models.inference import MovePredictor
+    from stonelab.models.move_prediction import MovePredictionModule
+    from stonelab.search import tree as T
+
+    rules = GoRules(9)
+    torch.manual_seed(0)
+    module = MovePredictionModule(MaddisonNet(36, 9, depth=3, filters=8, value_head=True), rules)
+    predictor = MovePredictor.from_checkpoint(str(save_checkpoint(module, tmp_path / "value.ckpt")))
+    search = GoSearch(rules)
+    # 63 black stones against two empty columns: black wins these (seeded) playouts.
+    state = rules.new_state().setup([r * 9 + c for r in range(9) for c in range(7)], [])
+    state.play(rules.pass_move)  # white to move: the playouts are lost for white
+    positions = search.new_positions(1)
+    for field, value in zip(positions, search.position(state), strict=True):
+        field[0] = value
+    net = GoNetEvaluator(predictor, search, value="net").evaluate_positions(positions, 1)[1][0]
+    T.seed_numba(0)
+    playouts = GoNetEvaluator(predictor, search, value="playouts").evaluate_positions(positions, 1)[1][0]
+    T.seed_numba(0)
+    mixed = GoNetEvaluator(predictor, search, value="mixed").evaluate_positions(positions, 1)[1][0]
+    assert playouts == -1.0 and mixed == pytest.approx(0.5 * net - 0.5, abs=1e-6)
+    plain = MovePredictor.from_checkpoint(str(tiny_maddison_checkpoint(tmp_path / "plain.ckpt")))
+    with pytest.raises(ConfigError, match="go_value=mixed: this checkpoint's net has no value output"):
+        GoNetEvaluator(plain, search, value="mixed")
+
+
 def test_checkpoint_from_before_the_value_head_loads_unchanged(tmp_path, tiny_maddison_checkpoint):
     from stonelab.models.inference import MovePredictor
 

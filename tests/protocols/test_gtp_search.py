@@ -68,7 +68,7 @@ def test_genmove_plays_a_legal_searched_move_and_keeps_the_tree(predictor):
     assert not eng.player.sync(eng.state)  # a position that is not one move on: a fresh tree
 
 
-def test_root_moves_are_the_legal_moves_and_pass(predictor):
+def test_root_moves_are_the_legal_board_moves_while_points_are_open(predictor):
     eng = engine(predictor, playouts=200)
     # A ko: white just captured at E5; black may not retake at D5 at once.
     for colour, vertex in [("b", "D6"), ("b", "C5"), ("b", "D4"), ("w", "E6"), ("w", "F5"), ("w", "E4"),
@@ -78,8 +78,8 @@ def test_root_moves_are_the_legal_moves_and_pass(predictor):
     eng.think(1)
     moves = {info.move for info in eng.player.analysis()}
     legal = set(np.flatnonzero(state.legal_mask()))
-    assert moves == legal
-    assert parse_vertex("E5", 9) not in moves and 81 in moves
+    assert moves == legal - {81}  # no pass: most of the board is still to be played for
+    assert parse_vertex("E5", 9) not in moves
 
 
 def test_genmove_never_runs_past_the_clock(predictor):
@@ -168,36 +168,43 @@ def test_resign_when_the_win_rate_stays_low(predictor):
     assert answers[0] != "= resign\n\n" and answers[1] == "= resign\n\n"
 
 
+def settled_stones(open_f1: bool = False) -> tuple[list[int], list[int]]:
+    """A finished 9x9 game: black's wall on column E owns the open left side; white fills
+    F-J but for single-point eyes on column J (F1 left open with ``open_f1``)."""
+    black = [r * 9 + 4 for r in range(9)]
+    white = [r * 9 + c for r in range(9) for c in range(5, 9) if not (c == 8 and r % 2 == 0)]
+    if open_f1:
+        white.remove(8 * 9 + 5)
+    return black, white
+
+
 def test_cleanup_captures_dead_stones_before_passing():
+    black, white = settled_stones()
     state = RULES.new_state()
-    black = [r * 9 + 4 for r in range(9)]  # a black wall on column E; black owns the left half
-    white = [r * 9 + 5 for r in range(9)]  # a white wall on column F
-    dead = parse_vertex("B5", 9)  # a lone white stone in black's area
-    state.setup(black, white + [dead])
+    state.setup(black, white + [parse_vertex("B5", 9)])  # a lone white stone in black's area
     move = cleanup_move(state, np.ones(82))
-    # The only neutral region is black's left side around the dead stone (it touches both
-    # colours); right of the white wall everything is white's.
+    # The only open region is black's left side around the dead stone (it touches both
+    # colours); white's eyes are too small to invade.
     assert move != 81 and state.board[move] == 0 and move % 9 < 4
     settled = RULES.new_state()
     settled.setup(black, white)
-    assert cleanup_move(settled, np.ones(82)) == 81  # nothing neutral left: pass
+    assert cleanup_move(settled, np.ones(82)) == 81  # nothing open left: pass
 
 
-def test_without_search_it_answers_a_pass_with_a_pass_once_no_neutral_point_is_left(predictor):
+def test_without_search_it_answers_a_pass_with_a_pass_once_no_point_is_open(predictor):
     eng = engine(predictor, playouts=0)
-    black, white = [r * 9 + 4 for r in range(9)], [r * 9 + 5 for r in range(9)]  # columns E and F: settled
+    black, white = settled_stones()
     eng.respond("clear_board")
     eng.state.setup(black, white)
     assert eng.respond("genmove b") != "= pass\n\n"  # no pass to answer: it plays on (inside its own area)
     eng.respond("clear_board")
     eng.state.setup(black, white)
     eng.respond("play w pass")
-    assert eng.respond("genmove b") == "= pass\n\n"  # white passed, nothing neutral: the game ends
+    assert eng.respond("genmove b") == "= pass\n\n"  # white passed, nothing open: the game ends
     eng.respond("clear_board")
-    eng.state.setup(black, white[:8])  # F1 open: white's side now touches black, all of it neutral
+    eng.state.setup(*settled_stones(open_f1=True))  # F1 touches both colours: a neutral point
     eng.respond("play w pass")
-    move = parse_vertex(eng.respond("genmove b")[2:].strip(), 9)
-    assert move < 81 and move % 9 >= 5  # a stone in the neutral region, not in its own area
+    assert eng.respond("genmove b") == "= F1\n\n"
 
 
 def test_a_belief_vit_searches_with_its_value_and_reports_its_ownership(one_thread):

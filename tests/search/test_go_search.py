@@ -63,7 +63,7 @@ def test_neural_search_expands_every_legal_move_and_reuses_the_tree():
     assert visits.shape == (2, RULES.num_actions)
     np.testing.assert_array_equal(visits.sum(1), [30, 30])
     root = mcts.tree.root[0]
-    assert mcts.tree.num_children[0, root] == RULES.num_actions  # 81 points and the pass
+    assert mcts.tree.num_children[0, root] == RULES.num_points  # 81 points; no pass on an open board
     move = int(np.argmax(visits[0]))
     mcts.play(0, move)
     kept = visits[0, move] - 1
@@ -190,3 +190,21 @@ def test_a_match_on_go_between_pure_mcts_and_a_uniform_net_is_refereed_by_the_ru
     net = NeuralMCTSPlayer(RULES, uniform(RULES.num_actions), MCTSConfig(playouts=8), name="uniform")
     result = play_match(RULES, net, pure, 2, opening_moves=2, seed=0)
     assert result.games == 2 and result.wins + result.draws + result.losses == 2
+
+
+def root_moves(search, state, playouts=20):
+    mcts = BatchedMCTS(search, 1, MCTSConfig(playouts=playouts))
+    mcts.set_position(0, search.position(state))
+    mcts.search(uniform(RULES.num_actions))
+    root = mcts.tree.root[0]
+    start, count = mcts.tree.first_edge[0, root], mcts.tree.num_children[0, root]
+    return set(mcts.tree.move[0, start:start + count].tolist())
+
+
+@pytest.mark.parametrize("fill_own_eyes", [False, True])
+def test_the_search_never_passes_with_points_to_play_for_and_may_once_they_are_settled(fill_own_eyes):
+    search = GoSearch(RULES, fill_own_eyes=fill_own_eyes)
+    after_one_stone = RULES.new_state().play(40)  # white to move: the whole board is still open
+    assert PASS not in root_moves(search, after_one_stone)
+    settled = state_from_rows([".XXXOOOO.", "XXXXOOOOO"] * 4 + [".XXXOOOO."], to_play=-1)  # eyes only
+    assert PASS in root_moves(search, settled)

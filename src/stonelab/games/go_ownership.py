@@ -28,6 +28,7 @@ from numba import njit
 
 from stonelab.games.go import (
     EMPTY,
+    I_TO_PLAY,
     OK,
     GoState,
     board_size,
@@ -145,6 +146,105 @@ def is_self_atari(st, p, c):
             if count >= 2:
                 return False
     return True
+
+
+INVASION_SPACE = 8  # an empty area of the opponent's this large may still hold a living invader
+
+
+@njit(cache=True, nogil=True)
+def empty_regions(board, nbr, region, size, reach):
+    """Label the empty regions: ``region[p]`` the region of empty point ``p`` (-1 on stones);
+    ``size[r]`` its points, ``reach[r]`` +1 / -1 when it touches only black / white stones, 0
+    when both or none (Tromp-Taylor's owner). Returns the number of regions."""
+    n_points = board.shape[0]
+    stack = np.empty(n_points, dtype=np.int32)
+    region[:] = -1
+    count = 0
+    for p in range(n_points):
+        if board[p] != EMPTY or region[p] >= 0:
+            continue
+        region[p] = count
+        stack[0] = p
+        top = 1
+        points = 0
+        black = False
+        white = False
+        while top > 0:
+            top -= 1
+            q = stack[top]
+            points += 1
+            for k in range(4):
+                t = nbr[q, k]
+                if t < 0:
+                    break
+                if board[t] == EMPTY:
+                    if region[t] < 0:
+                        region[t] = count
+                        stack[top] = t
+                        top += 1
+                elif board[t] > 0:
+                    black = True
+                else:
+                    white = True
+        size[count] = points
+        reach[count] = 1 if black and not white else -1 if white and not black else 0
+        count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def open_points_into(st, out):
+    """``out[p]`` (bool[N]): the points the side to move still has to play for; returns how many.
+
+    A legal move that is no self-atari, in an empty region still to be played for: one
+    Tromp-Taylor gives to nobody (the open board, dame, the area around dead stones, which
+    area scoring wins by capturing them), or one of the opponent's of at least
+    `INVASION_SPACE` points (room for an invader to live: the first stone on an otherwise
+    empty board claims it all by the count, yet the other side has everything to play for;
+    under area scoring an invasion that fails costs nothing). Also the liberty of one of its
+    own chains in atari, when playing it is legal and no self-atari (it saves the chain for
+    now). Seki's shared liberties are self-atari for both sides, so a seki is no open point.
+    """
+    board = st.board
+    c = st.info[I_TO_PLAY]
+    n_points = board.shape[0]
+    region = np.empty(n_points, dtype=np.int32)
+    size = np.empty(n_points, dtype=np.int32)
+    reach = np.empty(n_points, dtype=np.int8)
+    empty_regions(board, st.neighbours, region, size, reach)
+    out[:] = False
+    count = 0
+    for p in range(n_points):
+        r = region[p]
+        if r < 0 or reach[r] == c or (reach[r] == -c and size[r] < INVASION_SPACE):
+            continue
+        if legal_reason(st, p) == OK and not is_self_atari(st, p, c):
+            out[p] = True
+            count += 1
+    for p in range(n_points):
+        if board[p] == c and st.group_head[p] == p and st.group_liberty_count[p] == 1:
+            liberty = _only_liberty(st.group_liberty_bits, p)
+            if not out[liberty] and legal_reason(st, liberty) == OK and not is_self_atari(st, liberty, c):
+                out[liberty] = True
+                count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def may_pass(st):
+    """Whether the side to move may pass: no open point is left (`open_points_into`). The Go
+    search leaves the pass out of its candidates until this holds, so every Go engine that
+    searches and AlphaZero's self-play follow it; the engines' cleanup moves play the open
+    points (`stonelab.protocols.gtp_search.cleanup_move`)."""
+    out = np.empty(st.board.shape[0], dtype=np.bool_)
+    return open_points_into(st, out) == 0
+
+
+def open_points(state: GoState) -> np.ndarray:
+    """bool[n*n]: the points ``state``'s side to move still has to play for (`open_points_into`)."""
+    out = np.zeros(state.n * state.n, dtype=np.bool_)
+    open_points_into(state.arrays, out)
+    return out
 
 
 @njit(cache=True, nogil=True)

@@ -22,7 +22,10 @@ net for ko and fights: where the last stones went and which point is banned.
 
 Candidates are all legal moves, or with ``fill_own_eyes=False`` (self-play) all
 but the points whose on-board neighbours are all the mover's own stones: then
-games end by passing, never by a side filling its own eyes. The random playout
+games end by passing, never by a side filling its own eyes. The pass is no candidate
+while points are still to be played for (`stonelab.games.go_ownership.may_pass`: a
+neutral point or a chain in atari to save), so no search passes on an open board or
+leaves dead stones standing that area scoring would count. The random playout
 keeps the same eye rule (so playouts end), ignores positional superko (simple
 ko holds), and passes when no other move is left.
 """
@@ -37,6 +40,7 @@ from numba import njit
 from stonelab.errors import ConfigError
 from stonelab.games import go
 from stonelab.games.go import BLACK, EMPTY, I_MOVE, I_OVER, I_SUPERKO, I_TO_PLAY, OK, GoRules
+from stonelab.games.go_ownership import may_pass
 from stonelab.search import game as search_game
 from stonelab.search.game import DRAW, MOVER_LOSES, MOVER_WINS, ONGOING
 
@@ -129,15 +133,18 @@ def _legal_moves(game, pos, out):
 @njit(cache=True, nogil=True)
 def _candidates(game, pos, priors, out):
     legal = _legal_moves(game, pos, out)
-    if game.fill_own_eyes:
-        return legal, legal
-    colour = pos.info[I_TO_PLAY]
     count = legal
-    for p in range(game.n * game.n):
-        if out[p] and _own_eye(pos, p, colour):
-            out[p] = False
-            count -= 1
-    return count, legal  # never empty: pass is always legal
+    if not game.fill_own_eyes:
+        colour = pos.info[I_TO_PLAY]
+        for p in range(game.n * game.n):
+            if out[p] and _own_eye(pos, p, colour):
+                out[p] = False
+                count -= 1
+    pass_move = game.n * game.n
+    if count > 1 and out[pass_move] and not may_pass(pos):
+        out[pass_move] = False  # points are still to be played for: passing would give them away
+        count -= 1
+    return count, legal  # never empty: pass is left when nothing else is
 
 
 @njit(cache=True, nogil=True)

@@ -16,6 +16,10 @@ The leaf value (``search.go_value``):
   (moves that never fill a single-point eye of their own, Tromp-Taylor with the game's
   komi, `stonelab.games.go_search`). Costs ``rollouts`` playouts per leaf on top of the
   forward pass.
+- ``mixed``: the mean of the two (AlphaGo's leaf value with its weight 1/2): the net's
+  judgement of the whole board and the playouts' exact count with the game's komi.
+  Why: a net trained on 19x19 and played on 9x9 (`stonelab.models.resize`) never saw
+  9x9's komi, which the playouts count.
 - ``none``: 0 for every leaf: the search then only spreads visits by the prior and by
   finished games.
 - ``auto``: ``net`` when the model has a value output, else ``playouts``.
@@ -41,7 +45,8 @@ from stonelab.models.evaluator import HostStaging
 from stonelab.search.mcts import PositionEvaluator
 from stonelab.search.pure_mcts import mean_rollout_values
 
-GO_VALUES = ("auto", "net", "playouts", "none")
+GO_VALUES = ("auto", "net", "playouts", "mixed", "none")
+ROLLOUT_WEIGHT = 0.5  # go_value=mixed: the playouts' share of the leaf value (AlphaGo's lambda)
 PASS_PRIOR = 0.01
 
 
@@ -81,11 +86,11 @@ class GoNetEvaluator(PositionEvaluator):
         self.has_value_output = _has_value_output(predictor)
         if value == "auto":
             value = "net" if self.has_value_output else "playouts"
-        if value == "net" and not self.has_value_output:
-            raise ConfigError("search.go_value=net: this checkpoint's net has no value output "
+        if value in ("net", "mixed") and not self.has_value_output:
+            raise ConfigError(f"search.go_value={value}: this checkpoint's net has no value output "
                               "(use go_value=playouts or none)")
-        if value == "playouts" and rollouts < 1:
-            raise ConfigError(f"search.go_value_playouts={rollouts!r} must be >= 1 with go_value=playouts")
+        if value in ("playouts", "mixed") and rollouts < 1:
+            raise ConfigError(f"search.go_value_playouts={rollouts!r} must be >= 1 with go_value={value}")
         if getattr(predictor.net, "memory", 0):
             raise ConfigError("a belief_vit with a memory of past positions cannot be searched yet "
                               "(its leaves have no history): use it without search (search.playouts=0)")
@@ -124,12 +129,12 @@ class GoNetEvaluator(PositionEvaluator):
     def evaluate_positions(self, positions, count):
         out = self.outputs(positions, count)
         priors = self.priors_from_logits(out.policy_logits)
-        if self.value == "net":
-            values = out.value.float().cpu().numpy().astype(np.float32)
-        else:
-            values = np.zeros(count, dtype=np.float32)
-            if self.value == "playouts":
-                mean_rollout_values(self.search.spec, positions, count, self.rollouts, values)
+        values = np.zeros(count, dtype=np.float32)
+        if self.value in ("playouts", "mixed"):
+            mean_rollout_values(self.search.spec, positions, count, self.rollouts, values)
+        if self.value in ("net", "mixed"):
+            net = out.value.float().cpu().numpy().astype(np.float32)
+            values = net if self.value == "net" else (1 - ROLLOUT_WEIGHT) * net + ROLLOUT_WEIGHT * values
         return priors, values
 
 

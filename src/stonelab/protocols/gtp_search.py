@@ -9,9 +9,13 @@
   (``time_settings``, ``kgs-time_settings``, ``time_left``; `stonelab.protocols.gtp_clock`);
   ``resign`` once the best move's win rate has stayed below ``resign_below`` for
   ``resign_moves`` moves in a row (off unless set).
-- ``kgs-genmove_cleanup``: as genmove, but the engine does not pass while a neutral
-  point (one that Tromp-Taylor gives to nobody: dame, or the region around dead
-  stones) can still be played, so dead stones get captured before the game is scored.
+- ``kgs-genmove_cleanup``: as genmove, but the engine does not pass while an open
+  point (`stonelab.games.go_ownership.open_points`: one Tromp-Taylor gives to nobody,
+  such as dame or the region around dead stones, room to invade, a chain to save) can
+  still be played, so dead stones get captured before the game is scored.
+- No engine passes while an open point is left: the search leaves the pass out of its
+  candidates until then (`stonelab.games.go_ownership.may_pass`), and without search the
+  net's move never is a pass while another move is legal.
 - ``lz-analyze`` / ``kata-analyze`` ``[colour] [interval] [key value ...]`` (``interval``
   in centiseconds; keys ``interval``, ``maxmoves``, ``minmoves``, ``ownership``): ``=``
   and then one ``info move ... visits ... winrate ... prior ... lcb ... order ... pv ...``
@@ -37,8 +41,8 @@ from typing import TextIO
 
 import numpy as np
 
-from stonelab.games import go
 from stonelab.games.go import GoState
+from stonelab.games.go_ownership import open_points
 from stonelab.protocols.gtp import (
     GTPEngine,
     GTPError,
@@ -177,10 +181,10 @@ class SearchGTPEngine(GTPEngine):
         """The move to play (None: resign)."""
         if self.player is None:
             state = self._position_for(colour)
-            # After the opponent's pass only neutral points are worth a stone (dame, and areas
-            # its dead stones still touch); with none left, pass and end the game, rather than
-            # fill one's own area move after move while the opponent passes (area scoring:
-            # those moves change nothing).
+            # After the opponent's pass only open points are worth a stone (dame, areas its
+            # dead stones still touch, room to invade); with none left, pass and end the game,
+            # rather than fill one's own area move after move while the opponent passes (area
+            # scoring: those moves change nothing).
             if cleanup or state.last_move == self.board_size ** 2:
                 return cleanup_move(state, self._legal_priors(state))
             return int(self.choose([state], [self.positions[:-1]])[0])
@@ -392,19 +396,18 @@ def _numbers(args: list[str], count: int, usage: str) -> list[float]:
 
 
 def cleanup_move(state: GoState, scores: np.ndarray) -> int:
-    """The best-scored legal move on a neutral point (Tromp-Taylor gives it to nobody), else pass.
+    """The best-scored open point (`stonelab.games.go_ownership.open_points`: a neutral point,
+    room to invade, a chain to save), else pass.
 
-    Playing the neutral points captures dead stones left on the board and fills dame,
-    so a Tromp-Taylor count afterwards is the true result (``kgs-genmove_cleanup``).
+    Playing the open points captures dead stones left on the board and fills dame, so a
+    Tromp-Taylor count afterwards is the true result (``kgs-genmove_cleanup``), and an
+    engine never passes while points can still be won or lost.
     """
     n_points = state.n * state.n
-    owner = np.zeros(n_points, dtype=np.int8)
-    go.tromp_taylor_owner(state.board, state.arrays.neighbours, owner)
-    legal = state.legal_mask()[:n_points]
-    neutral = legal & (state.board == 0) & (owner == 0)
-    if not neutral.any():
+    playable = open_points(state)
+    if not playable.any():
         return n_points
-    board_scores = np.where(neutral, np.asarray(scores[:n_points], dtype=np.float64), -np.inf)
+    board_scores = np.where(playable, np.asarray(scores[:n_points], dtype=np.float64), -np.inf)
     return int(np.argmax(board_scores))
 
 

@@ -1,0 +1,117 @@
+"""A Go move predictor moved to another board size: ``python -m stonelab.models.resize SRC OUT --board-size 9``.
+
+The Go move predictors are convolutional: their filters and heads do not depend on the
+board, only their per-point biases do (``policy_bias [2, n, n]`` of the residual net,
+``biases.k [F, n, n]`` of seed 002's CNN). Resizing keeps every other weight as it is and
+gives each point of the new board the bias of the point at the same distance from the
+same edges on the old one (`edge_index`): a 9x9 board keeps the 19x19 net's first four
+lines on every side and takes the fifth line for its centre. The value head averages over
+the board (`stonelab.models.nets.maddison.ValueHead`), so it runs on any size too.
+
+Why: a net trained on 19x19 KGS games knows shape, liberties and ladders, and those are
+the same on 9x9. Played on 9x9 it is a trained 9x9 player at no extra training cost; what
+it lacks is 9x9's own openings and its value knows nothing of 9x9's komi.
+
+The written file is a shipped weights file (as `stonelab.models.export` writes): it plays,
+evaluates and seeds a run (``init_from``), and records what it was resized from.
+A belief_vit (position embeddings of one board's tokens) and alphazero nets (fully
+connected heads) are refused by name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import os
+import sys
+
+import torch
+
+from stonelab.errors import StonelabError
+from stonelab.models.checkpoints import build_net, identity_of
+from stonelab.models.identity import CHECKPOINT_KEY, EXPORT_KEY, load_checkpoint_file
+
+RESIZED_KEY = "resized"  # under checkpoint["stonelab"]: the source file and board it came from
+RESIZABLE_NETS = ("stonelab.models.nets.resnet.ResidualNet", "stonelab.models.nets.maddison.MaddisonNet")
+MIN_BOARD, MAX_BOARD = 5, 25
+
+
+def edge_index(old: int, new: int) -> list[int]:
+    """For each row (or column) of a ``new``-line board, the row of an ``old``-line board at
+    the same distance from the same edge; distances beyond the old board's half take its
+    middle line. ``edge_index(19, 9) == [0, 1, 2, 3, 4, 15, 16, 17, 18]``."""
+    middle = (old - 1) // 2
+    out = []
+    for i in range(new):
+        from_far_edge = new - 1 - i
+        if i <= from_far_edge:
+            out.append(min(i, middle))
+        else:
+            out.append(old - 1 - min(from_far_edge, middle))
+    return out
+
+
+def resize_weights(weights: dict[str, torch.Tensor], old: int, new: int) -> dict[str, torch.Tensor]:
+    """``weights`` with every tensor whose last two dimensions are the ``old`` board moved
+    to the ``new`` board by `edge_index`; other tensors unchanged (shared, not copied)."""
+    index = torch.tensor(edge_index(old, new))
+    out = {}
+    for name, value in weights.items():
+        if value.dim() >= 2 and tuple(value.shape[-2:]) == (old, old):
+            value = value.index_select(-2, index).index_select(-1, index).clone()
+        out[name] = value
+    return out
+
+
+def resize(source: str, out: str, board_size: int) -> dict:
+    """Write ``source``'s Go move predictor for ``board_size`` x ``board_size`` to ``out``;
+    returns its summary (as `stonelab.models.export.export` does)."""
+    if not isinstance(board_size, int) or not MIN_BOARD <= board_size <= MAX_BOARD:
+        raise StonelabError(f"--board-size {board_size!r} must be an integer in [{MIN_BOARD}, {MAX_BOARD}]")
+    checkpoint = load_checkpoint_file(source)
+    identity = identity_of(checkpoint, source, game="go")
+    state = dict(checkpoint[CHECKPOINT_KEY])
+    target = state.get("net_target", "")
+    if target not in RESIZABLE_NETS:
+        raise StonelabError(f"{source} holds a {target or identity['model']} net: only the convolutional Go "
+                            f"move predictors can change board size ({', '.join(n.rsplit('.', 1)[1] for n in RESIZABLE_NETS)})")
+    old = int(identity["board_size"])
+    weights = {k: v for k, v in checkpoint.get("state_dict", {}).items() if k.startswith("net.")}
+    resized = resize_weights(weights, old, board_size)
+    state["identity"] = {**identity, "board_size": board_size}
+    state["net_config"] = {**state.get("net_config", {}), "board_size": board_size}
+    today = datetime.date.today().isoformat()
+    state[RESIZED_KEY] = {"source": os.path.basename(source), "board_size": old, "date": today}
+    state.setdefault(EXPORT_KEY, {"source": os.path.basename(source),
+                                  "global_step": int(checkpoint.get("global_step", 0)), "date": today})
+    shipped = {"state_dict": resized, CHECKPOINT_KEY: state,
+               "hyper_parameters": dict(checkpoint.get("hyper_parameters") or {})}
+    build_net(shipped, out)  # the new file's net must build before it is written
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    torch.save(shipped, out)
+    with open(out, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    return {"out": out, "model": identity["model"], "board_size": board_size, "from_board_size": old,
+            "parameters": sum(v.numel() for v in resized.values()), "bytes": os.path.getsize(out),
+            "sha256": digest}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m stonelab.models.resize", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("source", help="a Go move predictor's checkpoint (e.g. models/go19_resnet3x64_kgs_22k.ckpt)")
+    parser.add_argument("out", help="the file to write (e.g. models/go9_resnet3x64_from19.ckpt)")
+    parser.add_argument("--board-size", type=int, required=True, help="the new board's side (5-25)")
+    args = parser.parse_args(argv)
+    try:
+        summary = resize(args.source, args.out, args.board_size)
+    except StonelabError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(" ".join(f"{k}={v}" for k, v in summary.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

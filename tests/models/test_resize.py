@@ -1,0 +1,79 @@
+"""python -m stonelab.models.resize: a convolutional Go move predictor on another board size."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from stonelab.errors import StonelabError
+from stonelab.games.go import GoRules
+from stonelab.models import checkpoints
+from stonelab.models.inference import MovePredictor
+from stonelab.models.resize import RESIZED_KEY, edge_index, main, resize
+
+
+def test_edge_index_keeps_the_lines_nearest_each_edge():
+    assert edge_index(19, 9) == [0, 1, 2, 3, 4, 15, 16, 17, 18]
+    assert edge_index(9, 19) == [0, 1, 2, 3, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 5, 6, 7, 8]
+    assert edge_index(9, 9) == list(range(9)) and edge_index(19, 13)[-4:] == [15, 16, 17, 18]
+
+
+@pytest.mark.parametrize("net", ["maddison", "resnet"])
+def test_a_resized_net_keeps_its_filters_and_maps_its_point_biases(tmp_path, net, tiny_maddison_checkpoint):
+    source = tiny_maddison_checkpoint(tmp_path / "nine.ckpt")
+    if net == "resnet":
+        source = _tiny_resnet_checkpoint(source)
+    summary = resize(str(source), str(tmp_path / "thirteen.ckpt"), 13)
+    assert summary["board_size"] == 13 and summary["from_board_size"] == 9
+    small, big = checkpoints.load(str(source), game="go"), checkpoints.load(str(tmp_path / "thirteen.ckpt"), game="go")
+    assert big.game == GoRules(13) and big.identity["board_size"] == 13
+    assert big.state[RESIZED_KEY]["board_size"] == 9 and big.state[RESIZED_KEY]["source"] == source.name
+    index = torch.tensor(edge_index(9, 13))
+    for name, value in small.net.state_dict().items():
+        resized = big.net.state_dict()[name]
+        if value.dim() >= 2 and value.shape[-2:] == (9, 9):
+            assert torch.equal(resized, value[..., index, :][..., :, index])
+        else:
+            assert torch.equal(resized, value)
+    predictor = MovePredictor(big.net, big.game, big.encoder)
+    probs = predictor.probabilities([GoRules(13).new_state()])
+    assert probs.shape == (1, 13 * 13 + 1) and abs(probs.sum() - 1) < 1e-5
+
+
+def test_resize_refuses_what_it_cannot_move(tmp_path, tiny_maddison_checkpoint, tiny_alphazero_checkpoint):
+    gomoku = tiny_alphazero_checkpoint(tmp_path / "gomoku.ckpt", 8, 5)
+    with pytest.raises(StonelabError, match="not a Go move predictor"):
+        resize(str(gomoku), str(tmp_path / "out.ckpt"), 9)
+    go = tiny_maddison_checkpoint(tmp_path / "go.ckpt")
+    with pytest.raises(StonelabError, match=r"--board-size 3 must be an integer in \[5, 25\]"):
+        resize(str(go), str(tmp_path / "out.ckpt"), 3)
+    raw = torch.load(go, weights_only=True)
+    raw["stonelab"]["net_target"] = "stonelab.models.nets.belief_vit.BeliefViT"
+    torch.save(raw, tmp_path / "vit.ckpt")
+    with pytest.raises(StonelabError, match="only the convolutional Go move predictors"):
+        resize(str(tmp_path / "vit.ckpt"), str(tmp_path / "out.ckpt"), 9)
+    assert not (tmp_path / "out.ckpt").exists()
+
+
+def test_cli_prints_the_summary_or_one_error_line(tmp_path, capsys, tiny_maddison_checkpoint):
+    go = tiny_maddison_checkpoint(tmp_path / "go.ckpt")
+    assert main([str(go), str(tmp_path / "seven.ckpt"), "--board-size", "7"]) == 0
+    assert "board_size=7 from_board_size=9" in capsys.readouterr().out
+    assert main([str(tmp_path / "missing.ckpt"), str(tmp_path / "x.ckpt"), "--board-size", "9"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1
+
+
+def _tiny_resnet_checkpoint(maddison_path):
+    """The tiny maddison checkpoint's file with a small residual net in its place."""
+    from stonelab.models.nets.resnet import ResidualNet
+
+    torch.manual_seed(1)
+    net = ResidualNet(36, 9, blocks=2, filters=8, pool_channels=4, value_head=True)
+    raw = torch.load(maddison_path, weights_only=True)
+    raw["state_dict"] = {f"net.{k}": v for k, v in net.state_dict().items()}
+    raw["stonelab"]["net_target"] = "stonelab.models.nets.resnet.ResidualNet"
+    raw["stonelab"]["net_config"] = net.config
+    path = maddison_path.with_name("resnet.ckpt")
+    torch.save(raw, path)
+    return path
