@@ -177,3 +177,16 @@ def test_match_and_tactics_against_the_published_net(tmp_path, run_eval, repo_ro
         assert set(scores) == {"random move", "raw policy", "search 8"}
         # with forced moves the search never misses a win in one or a block of a four
         assert scores["search 8"]["win_in_1"] == scores["search 8"]["block_four"] == 1.0
+
+
+def test_tactics_of_a_go_net_with_and_without_search(tmp_path, run_eval, tiny_maddison_checkpoint):
+    ckpt = tiny_maddison_checkpoint(tmp_path / "go.ckpt")
+    proc = run_eval(["task=tactics", f"ckpt_path={ckpt}", "per_kind=2", "playouts=[0,8]",
+                     "search.go_value=playouts", "search.go_value_playouts=1"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads((tmp_path / "tactics.json").read_text())
+    assert result["game"] == "go_9x9" and result["positions"] == dict.fromkeys(
+        ("capture", "escape", "no_eye_fill", "no_pass"), 2)
+    assert set(result["scores"]) == {"random move", "raw policy", "search 8"}
+    assert result["scores"]["search 8"]["no_pass"] == 1.0  # the search never passes with points open
+    assert "capture" in proc.stdout and "no_pass" in proc.stdout

@@ -161,6 +161,11 @@ class Tactic:
     last_move: int
     answers: tuple[int, ...]
 
+    @property
+    def legal_moves(self) -> int:
+        """How many moves the mover has (a random mover's odds are ``len(answers) / legal_moves``)."""
+        return int((self.board == EMPTY).sum())
+
 
 def classify(rules: GomokuRules, board: np.ndarray, to_play: int) -> tuple[str, tuple[int, ...]] | None:
     """The kind of ``board`` with ``to_play`` to move and its right answers, or None if it is
