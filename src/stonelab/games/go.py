@@ -606,49 +606,56 @@ def setup(st, black, white):
 
 
 @njit(cache=True, nogil=True)
-def tromp_taylor_owner(board, nbr, out):
-    """``out[p]``: +1 / -1 for a stone or an empty region reaching only black / white, else 0."""
-    N = board.shape[0]
-    seen = np.zeros(N, dtype=np.bool_)
-    stack = np.empty(N, dtype=np.int32)
-    region = np.empty(N, dtype=np.int32)
-    for p in range(N):
-        s = board[p]
-        if s != EMPTY:
-            out[p] = s
+def empty_regions(board, nbr, region, size, reach):
+    """Label the empty regions: ``region[p]`` the region of empty point ``p`` (-1 on stones);
+    ``size[r]`` its points, ``reach[r]`` +1 / -1 when it touches only black / white stones, 0
+    when both or none (Tromp-Taylor's owner). Returns the number of regions."""
+    n_points = board.shape[0]
+    stack = np.empty(n_points, dtype=np.int32)
+    region[:] = -1
+    count = 0
+    for p in range(n_points):
+        if board[p] != EMPTY or region[p] >= 0:
             continue
-        if seen[p]:
-            continue
-        seen[p] = True
+        region[p] = count
         stack[0] = p
         top = 1
-        size = 0
-        reach_b = False
-        reach_w = False
+        points = 0
+        black = False
+        white = False
         while top > 0:
             top -= 1
             q = stack[top]
-            region[size] = q
-            size += 1
+            points += 1
             for k in range(4):
                 t = nbr[q, k]
                 if t < 0:
                     break
-                if board[t] == BLACK:
-                    reach_b = True
-                elif board[t] == WHITE:
-                    reach_w = True
-                elif not seen[t]:
-                    seen[t] = True
-                    stack[top] = t
-                    top += 1
-        owner = 0
-        if reach_b and not reach_w:
-            owner = 1
-        elif reach_w and not reach_b:
-            owner = -1
-        for i in range(size):
-            out[region[i]] = owner
+                if board[t] == EMPTY:
+                    if region[t] < 0:
+                        region[t] = count
+                        stack[top] = t
+                        top += 1
+                elif board[t] == BLACK:
+                    black = True
+                else:
+                    white = True
+        size[count] = points
+        reach[count] = 1 if black and not white else -1 if white and not black else 0
+        count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def tromp_taylor_owner(board, nbr, out):
+    """``out[p]``: +1 / -1 for a stone or an empty region reaching only black / white, else 0."""
+    N = board.shape[0]
+    region = np.empty(N, dtype=np.int32)
+    size = np.empty(N, dtype=np.int32)
+    reach = np.empty(N, dtype=np.int8)
+    empty_regions(board, nbr, region, size, reach)
+    for p in range(N):
+        out[p] = board[p] if board[p] != EMPTY else reach[region[p]]
 
 
 @njit(cache=True, nogil=True)

@@ -33,6 +33,7 @@ from stonelab.games.go import (
     GoState,
     board_size,
     copy_arrays,
+    empty_regions,
     legal_reason,
     new_arrays,
     play,
@@ -149,47 +150,6 @@ def is_self_atari(st, p, c):
 
 
 INVASION_SPACE = 8  # an empty area of the opponent's this large may still hold a living invader
-
-
-@njit(cache=True, nogil=True)
-def empty_regions(board, nbr, region, size, reach):
-    """Label the empty regions: ``region[p]`` the region of empty point ``p`` (-1 on stones);
-    ``size[r]`` its points, ``reach[r]`` +1 / -1 when it touches only black / white stones, 0
-    when both or none (Tromp-Taylor's owner). Returns the number of regions."""
-    n_points = board.shape[0]
-    stack = np.empty(n_points, dtype=np.int32)
-    region[:] = -1
-    count = 0
-    for p in range(n_points):
-        if board[p] != EMPTY or region[p] >= 0:
-            continue
-        region[p] = count
-        stack[0] = p
-        top = 1
-        points = 0
-        black = False
-        white = False
-        while top > 0:
-            top -= 1
-            q = stack[top]
-            points += 1
-            for k in range(4):
-                t = nbr[q, k]
-                if t < 0:
-                    break
-                if board[t] == EMPTY:
-                    if region[t] < 0:
-                        region[t] = count
-                        stack[top] = t
-                        top += 1
-                elif board[t] > 0:
-                    black = True
-                else:
-                    white = True
-        size[count] = points
-        reach[count] = 1 if black and not white else -1 if white and not black else 0
-        count += 1
-    return count
 
 
 @njit(cache=True, nogil=True)

@@ -57,8 +57,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("source", help="a training checkpoint (e.g. <run>/checkpoints/best-....ckpt)")
     parser.add_argument("out", help="the file to write (e.g. models/go19_resnet.ckpt)")
     args = parser.parse_args(argv)
+    return print_summary(lambda: export(args.source, args.out))
+
+
+def print_summary(write) -> int:
+    """A model-file command's end: ``write()``'s summary as one line of ``key=value`` (exit 0),
+    or its user error as one ``error:`` line on stderr (exit 2)."""
     try:
-        summary = export(args.source, args.out)
+        summary = write()
     except StonelabError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

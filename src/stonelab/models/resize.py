@@ -30,6 +30,7 @@ import torch
 
 from stonelab.errors import StonelabError
 from stonelab.models.checkpoints import build_net, identity_of
+from stonelab.models.export import print_summary
 from stonelab.models.identity import CHECKPOINT_KEY, EXPORT_KEY, load_checkpoint_file
 
 RESIZED_KEY = "resized"  # under checkpoint["stonelab"]: the source file and board it came from
@@ -104,13 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", help="the file to write (e.g. models/go9_resnet3x64_from19.ckpt)")
     parser.add_argument("--board-size", type=int, required=True, help="the new board's side (5-25)")
     args = parser.parse_args(argv)
-    try:
-        summary = resize(args.source, args.out, args.board_size)
-    except StonelabError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(" ".join(f"{k}={v}" for k, v in summary.items()))
-    return 0
+    return print_summary(lambda: resize(args.source, args.out, args.board_size))
 
 
 if __name__ == "__main__":
