@@ -14,6 +14,7 @@ import torch
 from stonelab.arena.gtp_match import (
     REASONS,
     SCORED_BY,
+    GTPGame,
     game_sgf,
     gtp_match,
     model_player,
@@ -22,7 +23,7 @@ from stonelab.arena.gtp_match import (
 )
 from stonelab.data.sgf import read_games
 from stonelab.errors import StonelabError
-from stonelab.games.go import GoRules
+from stonelab.games.go import BLACK, WHITE, GoRules
 from stonelab.models.inference import MovePredictor
 from stonelab.models.nets.maddison import MaddisonNet
 from stonelab.protocols.gtp import parse_vertex
@@ -496,3 +497,12 @@ def test_a_match_run_again_in_its_folder_plays_on_and_another_match_is_refused(t
     assert len(lines) == 4 and lines[3]["moves"][:2] == whole["records"][2]["moves"][:2]
     with pytest.raises(StonelabError, match="holds 3 games of another match .*differs in komi"):
         run(eval_cfg(tmp_path, *base, "games=3", "komi=5.5"))
+
+
+def test_a_pass_with_points_still_open_is_counted_against_the_side_that_made_it():
+    game = GTPGame("a", "b", 9, 7.0)
+    game.moves = [(BLACK, 40), (WHITE, 81), (BLACK, 81)]  # white passes with the board open
+    assert game.passes_with_open_points(WHITE) == 1
+    assert game.passes_with_open_points(BLACK) == 0  # black's own area: nothing left to take
+    game.moves += [(WHITE, 80), (BLACK, 81)]  # the cleanup phase: now white has a stone, black must answer
+    assert game.passes_with_open_points(BLACK) == 1

@@ -110,6 +110,21 @@ class GTPGame:
     def void(self) -> bool:
         return self.reason == "refused_move"
 
+    def passes_with_open_points(self, colour: int) -> int:
+        """How often ``colour`` passed while it still had points to play for
+        (`stonelab.games.go_ownership.open_points`): each such pass gave something away."""
+        from stonelab.games.go_ownership import open_points
+
+        state, count = GoRules(self.board_size, komi=self.komi).new_state(), 0
+        for mover, point in self.moves:
+            if mover == colour and point == state.n * state.n and not state.is_over:
+                count += bool(open_points(state).any())
+            if state.is_over:
+                state.resume_play()  # the cleanup phase plays on after two passes
+            state.to_play = mover
+            state.play(point)
+        return count
+
     @property
     def result(self) -> str:
         """SGF's RE value: B+R (resign), W+F (forfeit), Void, or the deciding count (B+3.5, 0)."""

@@ -60,6 +60,7 @@ def run(cfg: DictConfig) -> dict:
             on_game=lambda index, game, so_far: (journal.add(game), progress.update(index, _game_text(game), so_far)))
     lo, hi = result.interval
     scored_by = Counter(g.scored_by for g in games if g.scored_by)
+    open_passes = [g.passes_with_open_points(referee.player_colour(i)) for i, g in enumerate(games)]
     out = {"checkpoint": cfg.ckpt_path, "symmetries": cfg.symmetries, "search": dict(cfg.search), "opponent": opponent_name, "opponent_command": cfg.opponent_command,
            "judge": judge.label if judge else None, "board_size": rules.n, "komi": rules.komi,
            "max_moves": max_moves, "opening_moves": cfg.opening_moves,
@@ -68,12 +69,15 @@ def run(cfg: DictConfig) -> dict:
            "draws": result.draws, "losses": result.losses, "win_ratio": result.win_ratio,
            "ci_low": lo, "ci_high": hi, "seconds": round(time.perf_counter() - start, 1),
            "games_continued": len(played),
+           "model_passes_with_open_points": sum(open_passes),
            "sgf_dir": str(sgf_dir) if sgf_dir else None,
-           "records": [{"model": referee.COLOUR_WORDS[referee.player_colour(i)], **g.to_json()}
-                       for i, g in enumerate(games)]}
+           "records": [{"model": referee.COLOUR_WORDS[referee.player_colour(i)], **g.to_json(),
+                        "model_passes_with_open_points": open_passes[i]} for i, g in enumerate(games)]}
     playouts = cfg.search.playouts
     searched = f"{playouts} playouts" if playouts else "no search"
     print(f"{cfg.ckpt_path} vs {opponent_name} ({rules.n}x{rules.n}, komi {rules.komi:g}, {searched}): {result}")
+    print(f"passes by {cfg.ckpt_path} while points were open (a neutral point, room to invade, "
+          f"a chain to save): {sum(open_passes)} in {sum(map(bool, open_passes))} game(s)")
     if scored_by["tromp_taylor"]:
         print(f"warning: {scored_by['tromp_taylor']} game(s) scored by a plain Tromp-Taylor count "
               "(no engine listed dead stones, no cleanup phase finished): dead stones may have counted as alive")
