@@ -208,3 +208,13 @@ def test_the_search_never_passes_with_points_to_play_for_and_may_once_they_are_s
     assert PASS not in root_moves(search, after_one_stone)
     settled = state_from_rows([".XXXOOOO.", "XXXXOOOOO"] * 4 + [".XXXOOOO."], to_play=-1)  # eyes only
     assert PASS in root_moves(search, settled)
+
+
+def test_self_play_fills_a_false_eye_that_saves_a_chain_in_atari():
+    # A9's neighbours are black, but black's B9 has no other liberty (white holds C9 and B8),
+    # so A9 is a false eye: filling it joins B9 to A8 and saves it.
+    state = state_from_rows([".XO......", "XO.......", *["........."] * 7], to_play=1)
+    assert state.liberties(1) == 1  # B9 in atari, its liberty A9
+    assert 0 in root_moves(GoSearch(RULES, fill_own_eyes=False), state)
+    real_eye = state_from_rows([".X.......", "X........", *["........."] * 7], to_play=1)
+    assert 0 not in root_moves(GoSearch(RULES, fill_own_eyes=False), real_eye)

@@ -21,8 +21,9 @@ board history, so the planes give what AlphaGo Zero's past positions give a
 net for ko and fights: where the last stones went and which point is banned.
 
 Candidates are all legal moves, or with ``fill_own_eyes=False`` (self-play) all
-but the points whose on-board neighbours are all the mover's own stones: then
-games end by passing, never by a side filling its own eyes. The pass is no candidate
+but the points whose on-board neighbours are all the mover's own stones (unless one of
+those chains is in atari: then the point is a false eye, and filling it saves the chain):
+then games end by passing, never by a side filling its own eyes. The pass is no candidate
 while points are still to be played for (`stonelab.games.go_ownership.may_pass`: a
 neutral point or a chain in atari to save), so no search passes on an open board or
 leaves dead stones standing that area scoring would count. The random playout
@@ -137,7 +138,7 @@ def _candidates(game, pos, priors, out):
     if not game.fill_own_eyes:
         colour = pos.info[I_TO_PLAY]
         for p in range(game.n * game.n):
-            if out[p] and _own_eye(pos, p, colour):
+            if out[p] and _own_eye(pos, p, colour) and not _joins_chain_in_atari(pos, p):
                 out[p] = False
                 count -= 1
     pass_move = game.n * game.n
@@ -184,6 +185,19 @@ def _own_eye(pos, p, colour):
         if pos.board[q] != colour:
             return False
     return True
+
+
+@njit(cache=True, nogil=True)
+def _joins_chain_in_atari(pos, p):
+    """Whether a neighbouring chain of the empty point ``p`` has ``p`` as its last liberty: then
+    ``p`` is a false eye, and filling it is what saves that chain."""
+    for k in range(4):
+        q = pos.neighbours[p, k]
+        if q < 0:
+            break
+        if pos.board[q] != EMPTY and pos.group_liberty_count[pos.group_head[q]] == 1:
+            return True
+    return False
 
 
 @njit(cache=True, nogil=True)
