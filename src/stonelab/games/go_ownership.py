@@ -153,8 +153,9 @@ INVASION_SPACE = 8  # an empty area of the opponent's this large may still hold 
 
 
 @njit(cache=True, nogil=True)
-def open_points_into(st, out):
-    """``out[p]`` (bool[N]): the points the side to move still has to play for; returns how many.
+def open_points_into(st, out, first_only=False):
+    """``out[p]`` (bool[N]): the points the side to move still has to play for; returns how many
+    (with ``first_only``, stops at the first: 1 or 0).
 
     A legal move that is no self-atari, in an empty region still to be played for: one
     Tromp-Taylor gives to nobody (the open board, dame, the area around dead stones, which
@@ -181,12 +182,16 @@ def open_points_into(st, out):
         if legal_reason(st, p) == OK and not is_self_atari(st, p, c):
             out[p] = True
             count += 1
+            if first_only:
+                return count
     for p in range(n_points):
         if board[p] == c and st.group_head[p] == p and st.group_liberty_count[p] == 1:
             liberty = _only_liberty(st.group_liberty_bits, p)
             if not out[liberty] and legal_reason(st, liberty) == OK and not is_self_atari(st, liberty, c):
                 out[liberty] = True
                 count += 1
+                if first_only:
+                    return count
     return count
 
 
@@ -197,7 +202,7 @@ def may_pass(st):
     searches and AlphaZero's self-play follow it; the engines' cleanup moves play the open
     points (`stonelab.protocols.gtp_search.cleanup_move`)."""
     out = np.empty(st.board.shape[0], dtype=np.bool_)
-    return open_points_into(st, out) == 0
+    return open_points_into(st, out, True) == 0
 
 
 def open_points(state: GoState) -> np.ndarray:
