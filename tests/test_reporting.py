@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,22 @@ def test_recipes_of_a_run_without_minutes_is_one_line(tmp_path, capsys):
     run = _supervised_run(tmp_path, "old", [])
     assert reporting.main(["recipes", str(run), "--out", str(tmp_path / "report")]) == 2
     assert "no validation with time/train_minutes" in capsys.readouterr().err
+
+
+def test_gtp_matches_table_recounts_passes_from_the_moves(tmp_path, capsys):
+    from stonelab.reporting import main
+
+    folder = tmp_path / "match"
+    folder.mkdir()
+    records = [{"model": "black", "black": "stonelab", "white": "GNU Go", "winner": "black",
+                "moves": ["E5", "pass", "pass"]},  # white (the opponent) passed with the board open
+               {"model": "white", "black": "GNU Go", "white": "stonelab", "winner": "black",
+                "moves": ["E5", "pass", "pass"]}]  # the model, white, passed with the board open
+    (folder / "gtp_match.json").write_text(json.dumps(
+        {"board_size": 9, "komi": 7.0, "wins": 1, "draws": 0, "losses": 1, "win_ratio": 0.5,
+         "ci_low": 0.09, "ci_high": 0.91, "records": records}))
+    assert main(["gtp_matches", str(folder)]) == 0
+    row = capsys.readouterr().out.splitlines()[-1]
+    assert row == f"| {folder} | 1 / 0 / 1 | 0.50 [0.09, 0.91] | 1/1 | 0/1 | 3 | 1 |"
+    assert main(["gtp_matches", str(tmp_path)]) == 2  # no result there: one error line
+    assert capsys.readouterr().err.startswith("error: ")

@@ -14,6 +14,11 @@ strength, runs side by side) into FOLDER/win_ratio_vs_time.png.
 time (``time/train_minutes``, logged with each validation): DIR/recipes.csv (every
 validation of every run), DIR/recipes.png (validation top-1 against minutes) and a
 Markdown table on stdout of each run's top-1 at the same minutes.
+
+``gtp_matches FOLDER...`` prints a Markdown table of finished ``task=gtp_match`` folders:
+wins, draws, losses, the win ratio and its interval, wins by colour, the median game length
+and the model's passes made while points were open, recounted from each game's moves (so
+records written before ``task=gtp_match`` counted them are counted the same way).
 """
 
 from __future__ import annotations
@@ -272,6 +277,37 @@ def write_recipe_report(run_dirs: list[Path], out: Path, marks: list[float]) -> 
     return table_csv, figure, "\n".join(lines)
 
 
+def gtp_match_table(folders: list[Path]) -> str:
+    """A Markdown table, one row per ``task=gtp_match`` folder (see the module doc)."""
+    from stonelab.arena.gtp_match import GTPGame
+    from stonelab.protocols.gtp import parse_vertex
+
+    lines = ["| folder | W / D / L | win ratio [95%] | won as black | won as white | median moves "
+             "| model passes with points open |", "|---|---|---|---|---|---|---|"]
+    for folder in folders:
+        path = folder / "gtp_match.json"
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no finished gtp_match result there")
+        result = json.loads(path.read_text())
+        won = {"black": 0, "white": 0}
+        lengths, open_passes = [], 0
+        for record in result["records"]:
+            game = GTPGame(record["black"], record["white"], result["board_size"], result["komi"])
+            colour = 1
+            for name in record["moves"]:  # colours alternate from black, passes included
+                game.moves.append((colour, parse_vertex(name, result["board_size"])))
+                colour = -colour
+            open_passes += game.passes_with_open_points(1 if record["model"] == "black" else -1)
+            won[record["model"]] += record["winner"] == record["model"]
+            lengths.append(len(record["moves"]))
+        games = {c: sum(r["model"] == c for r in result["records"]) for c in won}
+        lines.append(f"| {folder} | {result['wins']} / {result['draws']} / {result['losses']} "
+                     f"| {result['win_ratio']:.2f} [{result['ci_low']:.2f}, {result['ci_high']:.2f}] "
+                     f"| {won['black']}/{games['black']} | {won['white']}/{games['white']} "
+                     f"| {sorted(lengths)[len(lengths) // 2]} | {open_passes} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m stonelab.reporting", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -287,9 +323,13 @@ def main(argv: list[str] | None = None) -> int:
     recipes.add_argument("--out", type=Path, required=True, help="folder for recipes.csv and recipes.png")
     recipes.add_argument("--minutes", type=float, nargs="+", default=[15, 30, 45, 60],
                          help="the table's columns: top-1 at these training minutes (default %(default)s)")
+    matches = sub.add_parser("gtp_matches", help="a table of finished task=gtp_match folders")
+    matches.add_argument("folders", type=Path, nargs="+")
     args = parser.parse_args(argv)
     try:
-        if args.command == "curve":
+        if args.command == "gtp_matches":
+            print(gtp_match_table(args.folders))
+        elif args.command == "curve":
             print(plot_training_curve(args.run_dir, args.out))
         elif args.command == "recipes":
             *paths, table = write_recipe_report(args.run_dirs, args.out, args.minutes)
