@@ -194,7 +194,8 @@ class SearchGTPEngine(GTPEngine):
             return self.board_size ** 2
         if self._should_resign(infos[0]) and not cleanup:
             return None
-        if cleanup:
+        if cleanup or self._position_for(colour).last_move == self.board_size ** 2:
+            # as without search: after the opponent's pass only the open points are worth a stone
             visits = np.zeros(self.board_size ** 2 + 1)
             for info in infos:
                 visits[info.move] = info.visits + info.prior  # unvisited moves ordered by prior
