@@ -160,7 +160,7 @@ def test_help_lists_the_tasks(tmp_path, repo_root):
 
 def test_match_and_tactics_against_the_published_net(tmp_path, run_eval, repo_root):
     """The shipped 8x8 net against AlphaZero_Gomoku's at a few playouts each; then both scored on the tactics suite."""
-    ours = repo_root / "models" / "gomoku8x8c5_alphazero_80min.ckpt"
+    ours = repo_root / "models" / "gomoku8x8c5_alphazero_176min.ckpt"
     published = repo_root / "opponents" / "alphazero_gomoku" / "best_policy_8_8_5.model"
     proc = run_eval([f"ckpt_path={ours}", f"opponent={published}", "games=2", "opponent_playouts=4"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -119,5 +119,7 @@ def test_gtp_matches_table_recounts_passes_from_the_moves(tmp_path, capsys):
     assert main(["gtp_matches", str(folder)]) == 0
     row = capsys.readouterr().out.splitlines()[-1]
     assert row == f"| {folder} | 1 / 0 / 1 | 0.50 [0.09, 0.91] | 1/1 | 0/1 | 3 | 1 |"
+    assert main(["gtp_matches", str(folder), str(folder)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("| all 2 together | 2 / 0 / 2 | 0.50 [")
     assert main(["gtp_matches", str(tmp_path)]) == 2  # no result there: one error line
     assert capsys.readouterr().err.startswith("error: ")

@@ -282,8 +282,11 @@ def gtp_match_table(folders: list[Path]) -> str:
     from stonelab.arena.gtp_match import GTPGame
     from stonelab.protocols.gtp import parse_vertex
 
+    from stonelab.arena.ratings import MatchResult
+
     lines = ["| folder | W / D / L | win ratio [95%] | won as black | won as white | median moves "
              "| model passes with points open |", "|---|---|---|---|---|---|---|"]
+    total = [0, 0, 0]
     for folder in folders:
         path = folder / "gtp_match.json"
         if not path.is_file():
@@ -305,6 +308,12 @@ def gtp_match_table(folders: list[Path]) -> str:
                      f"| {result['win_ratio']:.2f} [{result['ci_low']:.2f}, {result['ci_high']:.2f}] "
                      f"| {won['black']}/{games['black']} | {won['white']}/{games['white']} "
                      f"| {sorted(lengths)[len(lengths) // 2]} | {open_passes} |")
+        total = [total[0] + result["wins"], total[1] + result["draws"], total[2] + result["losses"]]
+    if len(folders) > 1:  # the folders as one match (e.g. the same settings from other openings)
+        together = MatchResult(*total)
+        lo, hi = together.interval
+        lines.append(f"| all {len(folders)} together | {together.wins} / {together.draws} / {together.losses} "
+                     f"| {together.win_ratio:.2f} [{lo:.2f}, {hi:.2f}] | | | | |")
     return "\n".join(lines)
 
 
