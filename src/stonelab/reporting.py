@@ -280,9 +280,8 @@ def write_recipe_report(run_dirs: list[Path], out: Path, marks: list[float]) -> 
 def gtp_match_table(folders: list[Path]) -> str:
     """A Markdown table, one row per ``task=gtp_match`` folder (see the module doc)."""
     from stonelab.arena.gtp_match import GTPGame
-    from stonelab.protocols.gtp import parse_vertex
-
     from stonelab.arena.ratings import MatchResult
+    from stonelab.protocols.gtp import parse_vertex
 
     lines = ["| folder | W / D / L | win ratio [95%] | won as black | won as white | median moves "
              "| model passes with points open |", "|---|---|---|---|---|---|---|"]
