@@ -123,3 +123,6 @@ def test_gtp_matches_table_recounts_passes_from_the_moves(tmp_path, capsys):
     assert capsys.readouterr().out.splitlines()[-1].startswith("| all 2 together | 2 / 0 / 2 | 0.50 [")
     assert main(["gtp_matches", str(tmp_path)]) == 2  # no result there: one error line
     assert capsys.readouterr().err.startswith("error: ")
+    (folder / "gtp_match.json").write_text('{"records": [{"moves": []}]}')
+    assert main(["gtp_matches", str(folder)]) == 2
+    assert "not a task=gtp_match result" in capsys.readouterr().err

@@ -279,9 +279,8 @@ def write_recipe_report(run_dirs: list[Path], out: Path, marks: list[float]) -> 
 
 def gtp_match_table(folders: list[Path]) -> str:
     """A Markdown table, one row per ``task=gtp_match`` folder (see the module doc)."""
-    from stonelab.arena.gtp_match import GTPGame
     from stonelab.arena.ratings import MatchResult
-    from stonelab.protocols.gtp import parse_vertex
+    from stonelab.protocols.gtp import GTPError
 
     lines = ["| folder | W / D / L | win ratio [95%] | won as black | won as white | median moves "
              "| model passes with points open |", "|---|---|---|---|---|---|---|"]
@@ -290,30 +289,42 @@ def gtp_match_table(folders: list[Path]) -> str:
         path = folder / "gtp_match.json"
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no finished gtp_match result there")
-        result = json.loads(path.read_text())
-        won = {"black": 0, "white": 0}
-        lengths, open_passes = [], 0
-        for record in result["records"]:
-            game = GTPGame(record["black"], record["white"], result["board_size"], result["komi"])
-            colour = 1
-            for name in record["moves"]:  # colours alternate from black, passes included
-                game.moves.append((colour, parse_vertex(name, result["board_size"])))
-                colour = -colour
-            open_passes += game.passes_with_open_points(1 if record["model"] == "black" else -1)
-            won[record["model"]] += record["winner"] == record["model"]
-            lengths.append(len(record["moves"]))
-        games = {c: sum(r["model"] == c for r in result["records"]) for c in won}
-        lines.append(f"| {folder} | {result['wins']} / {result['draws']} / {result['losses']} "
-                     f"| {result['win_ratio']:.2f} [{result['ci_low']:.2f}, {result['ci_high']:.2f}] "
-                     f"| {won['black']}/{games['black']} | {won['white']}/{games['white']} "
-                     f"| {sorted(lengths)[len(lengths) // 2]} | {open_passes} |")
-        total = [total[0] + result["wins"], total[1] + result["draws"], total[2] + result["losses"]]
+        try:
+            line, counts = _gtp_match_row(folder, json.loads(path.read_text()))
+        except (json.JSONDecodeError, KeyError, TypeError, IndexError, AttributeError, GTPError) as exc:
+            raise ValueError(f"{path}: not a task=gtp_match result ({type(exc).__name__}: {exc})") from None
+        lines.append(line)
+        total = [a + b for a, b in zip(total, counts, strict=True)]
     if len(folders) > 1:  # the folders as one match (e.g. the same settings from other openings)
         together = MatchResult(*total)
         lo, hi = together.interval
         lines.append(f"| all {len(folders)} together | {together.wins} / {together.draws} / {together.losses} "
                      f"| {together.win_ratio:.2f} [{lo:.2f}, {hi:.2f}] | | | | |")
     return "\n".join(lines)
+
+
+def _gtp_match_row(folder: Path, result: dict) -> tuple[str, tuple[int, int, int]]:
+    """One folder's table row and its (wins, draws, losses)."""
+    from stonelab.arena.gtp_match import GTPGame
+    from stonelab.protocols.gtp import parse_vertex
+
+    won = {"black": 0, "white": 0}
+    lengths, open_passes = [], 0
+    for record in result["records"]:
+        game = GTPGame(record["black"], record["white"], result["board_size"], result["komi"])
+        colour = 1
+        for name in record["moves"]:  # colours alternate from black, passes included
+            game.moves.append((colour, parse_vertex(name, result["board_size"])))
+            colour = -colour
+        open_passes += game.passes_with_open_points(1 if record["model"] == "black" else -1)
+        won[record["model"]] += record["winner"] == record["model"]
+        lengths.append(len(record["moves"]))
+    games = {c: sum(r["model"] == c for r in result["records"]) for c in won}
+    line = (f"| {folder} | {result['wins']} / {result['draws']} / {result['losses']} "
+            f"| {result['win_ratio']:.2f} [{result['ci_low']:.2f}, {result['ci_high']:.2f}] "
+            f"| {won['black']}/{games['black']} | {won['white']}/{games['white']} "
+            f"| {sorted(lengths)[len(lengths) // 2]} | {open_passes} |")
+    return line, (result["wins"], result["draws"], result["losses"])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,7 +25,7 @@ but the points whose on-board neighbours are all the mover's own stones (unless 
 those chains is in atari: then the point is a false eye, and filling it saves the chain):
 then games end by passing, never by a side filling its own eyes. The pass is no candidate
 while points are still to be played for (`stonelab.games.go_ownership.may_pass`: a
-neutral point or a chain in atari to save), so no search passes on an open board or
+neutral point, an opponent area big enough to invade, a chain in atari to save), so no search passes on an open board or
 leaves dead stones standing that area scoring would count. The random playout
 keeps the same eye rule (so playouts end), ignores positional superko (simple
 ko holds), and passes when no other move is left.

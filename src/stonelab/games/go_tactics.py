@@ -18,8 +18,9 @@ by a net:
                that learned to pass), and it is trivial for anything else.
 
 Positions come from seeded random games (uniformly random legal moves that fill no own
-eye), deduplicated, at most one of each kind from a game; each kind keeps positions whose answer set is a proper subset of the
-legal moves (the pass included), so a random mover does not score 100%.
+eye), deduplicated, at most one of each kind from a game; each kind keeps positions whose
+answer set is a proper subset of the legal moves (the pass included), so a random mover does
+not score 100%.
 """
 
 from __future__ import annotations

@@ -194,12 +194,13 @@ class SearchGTPEngine(GTPEngine):
             return self.board_size ** 2
         if self._should_resign(infos[0]) and not cleanup:
             return None
-        if cleanup or self._position_for(colour).last_move == self.board_size ** 2:
+        state = self._position_for(colour)
+        if cleanup or state.last_move == self.board_size ** 2:
             # as without search: after the opponent's pass only the open points are worth a stone
             visits = np.zeros(self.board_size ** 2 + 1)
             for info in infos:
                 visits[info.move] = info.visits + info.prior  # unvisited moves ordered by prior
-            return cleanup_move(self._position_for(colour), visits)
+            return cleanup_move(state, visits)
         return infos[0].move
 
     def _should_resign(self, best) -> bool:
