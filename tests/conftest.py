@@ -182,18 +182,19 @@ def tiny_alphazero_checkpoint():
 
 @pytest.fixture(scope="session")
 def tiny_alphazero_go_checkpoint():
-    """``tiny_alphazero_go_checkpoint(path)``: a seeded 9x9 alphazero Go checkpoint (komi 7)."""
+    """``tiny_alphazero_go_checkpoint(path, aux_heads=False)``: a seeded 9x9 alphazero Go checkpoint
+    (komi 7), with ``aux_heads`` also ownership and score heads."""
     import torch
 
     from stonelab.games.go import GoRules
     from stonelab.models.alphazero import AlphaZeroModule
     from stonelab.models.nets.policy_value import PolicyValueNet
 
-    def tiny_alphazero_go_checkpoint(path: Path) -> Path:
+    def tiny_alphazero_go_checkpoint(path: Path, aux_heads: bool = False) -> Path:
         torch.manual_seed(0)
 
         def net(**shape):
-            return PolicyValueNet(9, channels=(8,), **shape)
+            return PolicyValueNet(9, channels=(8,), ownership_head=aux_heads, score_head=aux_heads, **shape)
 
         return _save_checkpoint(AlphaZeroModule(net, GoRules(9, komi=7.0)), path)
 

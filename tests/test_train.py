@@ -71,8 +71,10 @@ def test_resume_continues_exactly(tmp_path, compose_train):
 
 
 def test_alphazero_on_go_resumes_exactly(tmp_path, compose_train):
-    """AlphaZero on 9x9 Go: 2 epochs straight == 1 epoch then a resume; the checkpoint is Go's."""
-    go = ["game=go_9", "model.net.channels=[8,16]", "logger=none", "callbacks.evaluation.at_train_end=false"]
+    """AlphaZero on 9x9 Go with KataGo's ownership and score targets and score utility: 2 epochs
+    straight == 1 epoch then a resume; the checkpoint is Go's."""
+    go = ["game=go_9", "model.net.channels=[8,16]", "logger=none", "callbacks.evaluation.at_train_end=false",
+          "model.net.ownership_head=true", "model.net.score_head=true", "search.score_utility=0.25"]
     train(compose_train(["trainer.max_epochs=2", *go], tmp_path / "a"))
     train(compose_train(["trainer.max_epochs=1", *go], tmp_path / "b"))
     last = tmp_path / "b" / "checkpoints" / "last.ckpt"
@@ -83,7 +85,9 @@ def test_alphazero_on_go_resumes_exactly(tmp_path, compose_train):
     assert a["stonelab"]["train_steps"] == c["stonelab"]["train_steps"] == result["train_steps"] == 4
     buffer = c["SelfPlayDataModule"]["buffer"]
     assert buffer["states_bcnn"].shape[1:] == (10, 9, 9) and buffer["policies_ba"].shape[1] == 82
-    assert torch.equal(a["SelfPlayDataModule"]["buffer"]["states_bcnn"], buffer["states_bcnn"])
+    for column in ("states_bcnn", "ownership_bn", "scores_b"):
+        assert torch.equal(a["SelfPlayDataModule"]["buffer"][column], buffer[column]), column
+    assert "net.ownership_conv.weight" in c["state_dict"] and "net.score_fc.weight" in c["state_dict"]
     for key, value in a["state_dict"].items():
         assert torch.equal(value, c["state_dict"][key]), key
 
@@ -101,6 +105,8 @@ def test_bad_values_give_one_line_errors(tmp_path, compose_train):
         (["pruning=local", "pruning.window=9", "pruning.fallback=false", "game=gomoku_8x8_c5"],
          "pruning.window=9 is larger than the 8x8 board"),
         (["data.num_workers=2"], "data.num_workers"),
+        (["model.net.ownership_head=true"], "model.net.ownership_head=true is for Go"),
+        (["search.score_utility=2"], "search.score_utility=2 must be a weight in [0, 1]"),
     ]:
         cfg = compose_train([*override, "logger=none"], tmp_path)
         with pytest.raises(Exception) as info:

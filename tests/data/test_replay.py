@@ -90,3 +90,31 @@ def test_datamodule_adds_all_eight_symmetries():
 def test_datamodule_refuses_workers():
     with pytest.raises(ConfigError, match="num_workers"):
         SelfPlayDataModule(GomokuRules(6, 4), num_workers=2)
+
+
+def test_go_buffer_turns_ownership_with_the_planes_and_keeps_it_through_a_checkpoint():
+    from stonelab.games.go import GoRules
+
+    dm = SelfPlayDataModule(GoRules(9), buffer_size=64, batch_size=4)
+    rng = np.random.default_rng(0)
+    planes = (rng.random((2, 10, 9, 9)) < 0.3).astype(np.uint8)
+    policies = np.full((2, 82), 1 / 82, np.float32)
+    ownership = planes[:, 0].reshape(2, 81).astype(np.int8)  # a map that must turn as plane 0 does
+    assert dm.add_games(planes, policies, np.array([1.0, -1.0], np.float32),
+                        (ownership, np.array([3.0, -3.0], np.float32), np.ones(2, np.float32))) == 16
+    buf = dm.buffer
+    np.testing.assert_array_equal(buf.ownership_bn[:16].numpy(), buf.states_bcnn[:16, 0].reshape(16, 81).numpy())
+    np.testing.assert_array_equal(buf.scores_b[:16].numpy(), np.tile([3.0, -3.0], 8))
+    assert len(buf.sample(4, rng)) == 6
+    copy = ReplayBuffer(64, 10, 9, 82, aux_targets=True)
+    copy.load_state_dict(buf.state_dict())
+    assert torch.equal(copy.ownership_bn[:16], buf.ownership_bn[:16])
+
+
+def test_a_go_buffer_saved_without_ownership_is_refused_with_the_way_out():
+    old = ReplayBuffer(8, 10, 9, 82)
+    old.add(np.zeros((2, 10, 9, 9), np.uint8), np.zeros((2, 82), np.float32), np.zeros(2, np.float32))
+    with pytest.raises(ReplayBufferError, match="init_from"):
+        ReplayBuffer(8, 10, 9, 82, aux_targets=True).load_state_dict(old.state_dict())
+    with pytest.raises(ReplayBufferError, match="give them"):
+        ReplayBuffer(8, 10, 9, 82, aux_targets=True).add(np.zeros((1, 10, 9, 9)), np.zeros((1, 82)), np.zeros(1))

@@ -71,11 +71,31 @@ def test_bf16_mixed_run_searches_in_bf16_with_one_evaluator_per_callback(tmp_pat
 
     built, moved = [], []
     evaluator, to = AlphaZeroModule.evaluator, PolicyValueNet.to
-    monkeypatch.setattr(AlphaZeroModule, "evaluator", lambda self, precision="32": built.append(precision)
-                        or evaluator(self, precision))
+    monkeypatch.setattr(AlphaZeroModule, "evaluator", lambda self, precision="32", score_utility=0.0:
+                        built.append(precision) or evaluator(self, precision, score_utility))
     monkeypatch.setattr(PolicyValueNet, "to", lambda self, *a, **k: moved.append(a) or to(self, *a, **k))
     result = train(compose_train(["trainer.precision=bf16-mixed", "logger=none"], tmp_path))
     assert result["rounds"] >= 3 and len(result["evaluations"]) >= 1
     assert built == ["bf16", "bf16"] and len(moved) == 2  # self-play's and the arena's, once each
     for key in ("train/loss", "train/kl", "train/policy_entropy"):
         assert torch.isfinite(torch.tensor(result["metrics"][key])), key
+
+
+def test_aux_losses_reward_the_true_owner_and_margin_and_skip_positions_without_targets():
+    from stonelab.games.go import GoRules
+
+    module = AlphaZeroModule(lambda **kw: PolicyValueNet(9, channels=(8,), ownership_head=True, score_head=True, **kw),
+                             GoRules(9))
+    owner = torch.tensor([[1.0] * 40 + [-1.0] * 41])
+    right = {"ownership": owner * 0.9, "score": torch.tensor([-1 / 9])}
+    wrong = {"ownership": -owner * 0.9, "score": torch.tensor([5.0])}
+    target = (owner, torch.tensor([-1.0]), torch.ones(1))
+    good, bad = module._aux_losses(right, *target), module._aux_losses(wrong, *target)
+    assert good["ownership_loss"] < bad["ownership_loss"] and good["score_loss"] < 1e-6 < bad["score_loss"]
+    none = module._aux_losses(wrong, *target[:2], torch.zeros(1))
+    assert none["ownership_loss"] == 0 and none["score_loss"] == 0
+
+
+def test_go_heads_on_a_gomoku_net_are_refused():
+    with pytest.raises(ConfigError, match="ownership_head=true is for Go"):
+        AlphaZeroModule(lambda **kw: PolicyValueNet(6, ownership_head=True, **kw), GomokuRules(6, 4))

@@ -76,3 +76,26 @@ def test_go_and_gomoku_alphazero_checkpoints_are_refused_by_each_others_tasks(go
         checkpoints.check_file(str(go_az), alphazero_identity(GomokuRules(6, 4)))
     with pytest.raises(StonelabError, match="komi"):  # a Go run of another komi
         checkpoints.check_file(str(go_az), alphazero_identity(GoRules(9, komi=5.5)))
+
+
+def test_a_net_with_go_heads_gives_its_ownership_and_searches_with_score_utility(tmp_path,
+                                                                                 tiny_alphazero_go_checkpoint):
+    from stonelab.models.go_player import go_search_player
+
+    model = go_model_from_checkpoint(str(tiny_alphazero_go_checkpoint(tmp_path / "aux.ckpt", aux_heads=True)))
+    state = GoRules(9, komi=7.0).new_state()
+    owner = model.outputs([state]).belief_map
+    assert owner.shape == (1, 9, 9) and owner.abs().max() <= 1
+    import torch
+
+    with torch.no_grad():
+        direct = model.net.heads(torch.from_numpy(model.planes([state])))["ownership"].reshape(1, 9, 9)
+    torch.testing.assert_close(owner, direct, atol=1e-4, rtol=1e-4)
+    player = go_search_player(model, {"playouts": 8, "score_utility": 0.5})
+    player.sync(state)
+    player.search()
+    assert model.evaluate.score_utility == 0.5 and player.root_visit_total >= 8
+    plain = go_model_from_checkpoint(str(go_az_path := tiny_alphazero_go_checkpoint(tmp_path / "plain.ckpt")))
+    assert plain.outputs([state]).belief_map is None and go_az_path.is_file()
+    with pytest.raises(StonelabError, match="needs a net with a score head"):
+        go_search_player(plain, {"playouts": 8, "score_utility": 0.5})

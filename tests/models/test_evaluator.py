@@ -85,3 +85,27 @@ def test_search_precision_follows_the_trainer_unless_set():
 def test_a_bad_search_precision_is_named(value):
     with pytest.raises(ConfigError, match=r"^callbacks\.selfplay\.precision=.*: choose 32, bf16 or null"):
         check_search_precision(value, "callbacks.selfplay.precision")
+
+
+def test_score_utility_mixes_the_predicted_margin_into_the_value(one_thread):
+    from stonelab.models.evaluator import score_utility_values
+
+    torch.manual_seed(0)
+    net = PolicyValueNet(9, in_planes=10, channels=(8,), num_actions=82, ownership_head=True, score_head=True)
+    planes = torch.randint(0, 2, (3, 10, 9, 9)).float()
+    with torch.no_grad():
+        out = net.eval().heads(planes)
+    assert out["ownership"].shape == (3, 81) and out["score"].shape == (3,) and out["ownership"].abs().max() <= 1
+    _, plain = NetEvaluator(net)(planes.numpy())
+    _, mixed = NetEvaluator(net, score_utility=0.25)(planes.numpy())
+    np.testing.assert_allclose(plain, out["value"].numpy(), atol=1e-6)
+    np.testing.assert_allclose(mixed, 0.75 * plain + 0.25 * (2 / np.pi) * np.arctan(out["score"].numpy()), atol=1e-6)
+    # a lost value still ranks by the margin: losing by 5 points beats losing by 50
+    lost = np.full(2, -1.0, np.float32)
+    better, worse = score_utility_values(lost, np.array([-5 / 9, -50 / 9]), 0.25)
+    assert better > worse and -1 <= worse
+
+
+def test_score_utility_needs_a_score_head():
+    with pytest.raises(ConfigError, match="score_utility=0.25 needs a net with a score head"):
+        NetEvaluator(PolicyValueNet(6), score_utility=0.25)

@@ -278,3 +278,31 @@ def test_bad_playout_cap_settings_are_refused():
         SelfPlay(CONFIG, fast_playouts=0)
     with pytest.raises(ConfigError, match=r"callbacks.selfplay.full_search_share=0.0 must be a share in \(0, 1\]"):
         SelfPlay(CONFIG, fast_playouts=8, full_search_share=0.0)
+
+
+def test_go_games_carry_the_final_owner_and_margin_from_the_movers_view():
+    from stonelab.games.go import GoRules
+
+    rules = GoRules(9, komi=7.0)
+    games = SelfPlaySlots(rules, 2, MCTSConfig(playouts=8), temperature_moves=4).play(
+        black_is_winning, 2, np.random.default_rng(3))
+    movers = np.where(games.planes[:, 7, 0, 0] == 1, 1, -1)  # plane 7: black to move
+    assert games.ownership.shape == (len(games.values), 81) and games.ownership.dtype == np.int8
+    assert set(np.unique(games.ownership)) <= {-1, 0, 1} and (games.aux_weights == 1).all()
+    # area margin = points owned - points the opponent owns - komi, from the mover's side
+    np.testing.assert_allclose(games.scores, games.ownership.sum(axis=1) - 7.0 * movers)
+    np.testing.assert_array_equal(np.sign(games.scores), games.values)  # the margin decides the result
+
+
+def test_a_resigned_go_game_gives_no_ownership_or_score_target():
+    from stonelab.games.go import GoRules
+
+    slots = SelfPlaySlots(GoRules(9), 2, MCTSConfig(playouts=8), temperature_moves=4, resign_below=-0.9,
+                          resign_playthrough=0.0)
+    games = slots.play(black_is_winning, 2, np.random.default_rng(0))
+    assert len(games.values) > 0 and (games.aux_weights == 0).all()
+
+
+def test_gomoku_games_have_no_ownership_targets(games):
+    data, _ = games
+    assert data.ownership is None and data.scores is None and data.aux_weights is None

@@ -291,7 +291,7 @@ class Evaluation(L.Callback):
         net = module.net if which == "player" else self._opponent_net
         if cached is None or cached.device != module.device or cached.net is not net:
             precision = search_precision(self.precision, trainer.precision)
-            cached = (module.evaluator(precision) if which == "player"
+            cached = (module.evaluator(precision, score_utility=self.search.score_utility) if which == "player"
                       else NetEvaluator(self._opponent_net, module.device, precision=precision))
             self._evaluators[which] = cached
         return cached

@@ -129,7 +129,8 @@ class SelfPlay(L.Callback):
 
     def _record(self, trainer, module, games, slots, elapsed: float) -> None:
         """Put a round's finished games into the buffer, count them, log the round's metrics."""
-        added = trainer.datamodule.add_games(games.planes, games.policies, games.values)
+        aux = None if games.ownership is None else (games.ownership, games.scores, games.aux_weights)
+        added = trainer.datamodule.add_games(games.planes, games.policies, games.values, aux)
         finished = len(games.lengths)
         module.rounds += 1
         module.games_played += finished
@@ -174,7 +175,8 @@ class SelfPlay(L.Callback):
         """The module's evaluator, built once (again only if the module changed device or net)."""
         cached = self._evaluator
         if cached is None or cached.device != module.device or cached.net is not module.net:
-            self._evaluator = module.evaluator(search_precision(self.precision, trainer.precision))
+            self._evaluator = module.evaluator(search_precision(self.precision, trainer.precision),
+                                               score_utility=self.search.score_utility)
         return self._evaluator
 
     def _slots(self, trainer, module) -> SelfPlaySlots:

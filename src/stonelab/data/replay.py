@@ -24,9 +24,13 @@ class ReplayBuffer:
     states_bcnn uint8 [capacity, C, n, n], policies_ba float32 [capacity, A] (A: ``num_actions``,
     default one per point; Go adds the pass),
     values_b float32 [capacity] (result for the player to move).
+    With ``aux_targets`` (Go) also KataGo's auxiliary targets, for the player to move:
+    ownership_bn int8 [capacity, n*n], scores_b float32 [capacity] (final margin) and
+    aux_weights_b float32 [capacity] (0: no target, a resigned game's position).
     """
 
-    def __init__(self, capacity: int, planes: int, board_size: int, num_actions: int | None = None):
+    def __init__(self, capacity: int, planes: int, board_size: int, num_actions: int | None = None,
+                 aux_targets: bool = False):
         if capacity < 1:
             raise ReplayBufferError(f"data.buffer_size={capacity} must be >= 1")
         n = board_size
@@ -34,6 +38,11 @@ class ReplayBuffer:
         self.states_bcnn = torch.zeros((capacity, planes, n, n), dtype=torch.uint8)
         self.policies_ba = torch.zeros((capacity, num_actions or n * n), dtype=torch.float32)
         self.values_b = torch.zeros(capacity, dtype=torch.float32)
+        self.aux_targets = aux_targets
+        if aux_targets:
+            self.ownership_bn = torch.zeros((capacity, n * n), dtype=torch.int8)
+            self.scores_b = torch.zeros(capacity, dtype=torch.float32)
+            self.aux_weights_b = torch.zeros(capacity, dtype=torch.float32)
         self.size = 0
         self.next_slot = 0
         self.positions_added = 0  # ever, including overwritten ones
@@ -42,17 +51,24 @@ class ReplayBuffer:
     def __len__(self) -> int:
         return self.size
 
-    def add(self, states: np.ndarray, policies: np.ndarray, values: np.ndarray) -> None:
-        """Append ``[P, C, n, n]`` planes, ``[P, A]`` policies and ``[P]`` results."""
+    def add(self, states: np.ndarray, policies: np.ndarray, values: np.ndarray,
+            aux: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
+        """Append ``[P, C, n, n]`` planes, ``[P, A]`` policies and ``[P]`` results, and with
+        ``aux_targets`` their (ownership [P, n*n], scores [P], weights [P])."""
+        if self.aux_targets != (aux is not None):
+            raise ReplayBufferError("this buffer stores ownership and score targets: give them" if self.aux_targets
+                                    else "this buffer has no room for ownership and score targets")
         count = len(values)
-        if count > self.capacity:  # only the newest fit
-            states, policies, values = states[-self.capacity:], policies[-self.capacity:], values[-self.capacity:]
-            count = self.capacity
+        columns = [(self.states_bcnn, states, np.uint8), (self.policies_ba, policies, np.float32),
+                   (self.values_b, values, np.float32)]
+        if aux is not None:
+            columns += [(self.ownership_bn, aux[0], np.int8), (self.scores_b, aux[1], np.float32),
+                        (self.aux_weights_b, aux[2], np.float32)]
+        count = min(count, self.capacity)  # only the newest fit
         slots = (self.next_slot + np.arange(count)) % self.capacity
         idx = torch.from_numpy(slots)
-        self.states_bcnn[idx] = torch.from_numpy(np.ascontiguousarray(states)).to(torch.uint8)
-        self.policies_ba[idx] = torch.from_numpy(np.ascontiguousarray(policies, dtype=np.float32))
-        self.values_b[idx] = torch.from_numpy(np.ascontiguousarray(values, dtype=np.float32))
+        for store, array, dtype in columns:
+            store[idx] = torch.from_numpy(np.ascontiguousarray(array[len(array) - count:], dtype=dtype))
         self.next_slot = int((self.next_slot + count) % self.capacity)
         self.size = min(self.capacity, self.size + count)
         self.positions_added += len(values)
@@ -63,13 +79,18 @@ class ReplayBuffer:
             raise ReplayBufferError("cannot sample an empty replay buffer; play games first")
         replace = self.size < batch_size
         idx = torch.from_numpy(rng.choice(self.size, size=batch_size, replace=replace))
-        return self.states_bcnn[idx].float(), self.policies_ba[idx], self.values_b[idx]
+        batch = (self.states_bcnn[idx].float(), self.policies_ba[idx], self.values_b[idx])
+        if self.aux_targets:
+            batch += (self.ownership_bn[idx].float(), self.scores_b[idx], self.aux_weights_b[idx])
+        return batch
+
+    def _columns(self) -> tuple[str, ...]:
+        aux = ("ownership_bn", "scores_b", "aux_weights_b") if self.aux_targets else ()
+        return ("states_bcnn", "policies_ba", "values_b", *aux)
 
     def state_dict(self) -> dict:
         return {
-            "states_bcnn": self.states_bcnn[: self.size].clone(),
-            "policies_ba": self.policies_ba[: self.size].clone(),
-            "values_b": self.values_b[: self.size].clone(),
+            **{name: getattr(self, name)[: self.size].clone() for name in self._columns()},
             "next_slot": self.next_slot,
             "positions_added": self.positions_added,
             "batches_drawn": self.batches_drawn,
@@ -87,9 +108,14 @@ class ReplayBuffer:
             raise ReplayBufferError(
                 f"checkpoint replay buffer holds {size} positions, more than "
                 f"data.buffer_size={self.capacity}; resume with the same buffer size")
-        self.states_bcnn[:size] = states
-        self.policies_ba[:size] = state["policies_ba"]
-        self.values_b[:size] = state["values_b"]
+        missing = [name for name in self._columns() if name not in state]
+        if missing:
+            raise ReplayBufferError(
+                f"checkpoint replay buffer has no {', '.join(missing)}: it was saved before Go self-play "
+                f"recorded ownership and score targets; continue from its weights with "
+                f"init_from=<checkpoint> (a fresh buffer) instead of ckpt_path")
+        for name in self._columns():
+            getattr(self, name)[:size] = state[name]
         self.size = size
         self.next_slot = int(state["next_slot"])
         self.positions_added = int(state["positions_added"])

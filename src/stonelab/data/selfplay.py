@@ -10,7 +10,7 @@ from stonelab.data.replay import ReplayBatches, ReplayBuffer
 from stonelab.errors import ConfigError, check
 from stonelab.games.go import GoRules
 from stonelab.games.gomoku import GomokuRules
-from stonelab.games.symmetry import all_symmetries
+from stonelab.games.symmetry import NUM_SYMMETRIES, all_symmetries, transform_points
 from stonelab.utils.distributed import by_rank, share_of
 
 
@@ -39,14 +39,21 @@ class SelfPlayDataModule(L.LightningDataModule):
         self.augment = augment
         self.seed = seed
         search = game.search_game()  # the planes and actions its self-play records
-        self.buffer = ReplayBuffer(buffer_size, search.num_planes, game.n, search.num_actions)
+        # Go's games end on a scored board: its ownership and margin are training targets too.
+        self.buffer = ReplayBuffer(buffer_size, search.num_planes, game.n, search.num_actions,
+                                   aux_targets=hasattr(search, "final_ownership"))
 
-    def add_games(self, planes: np.ndarray, policies: np.ndarray, values: np.ndarray) -> int:
-        """Add positions (and their symmetries); returns how many entered the buffer."""
+    def add_games(self, planes: np.ndarray, policies: np.ndarray, values: np.ndarray,
+                  aux: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> int:
+        """Add positions (and their symmetries); returns how many entered the buffer.
+        ``aux``: Go's (ownership [P, n*n], scores [P], weights [P]), see `ReplayBuffer`."""
         if self.augment:
+            if aux is not None:  # ownership is a board map: it turns with the planes
+                ownership = np.concatenate([transform_points(aux[0], self.game.n, s) for s in range(NUM_SYMMETRIES)])
+                aux = (ownership, np.tile(aux[1], NUM_SYMMETRIES), np.tile(aux[2], NUM_SYMMETRIES))
             planes, policies = all_symmetries(planes, policies)
-            values = np.tile(values, 8)
-        self.buffer.add(planes, policies, values)
+            values = np.tile(values, NUM_SYMMETRIES)
+        self.buffer.add(planes, policies, values, aux)
         return len(values)
 
     def train_dataloader(self) -> DataLoader:

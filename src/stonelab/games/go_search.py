@@ -277,6 +277,14 @@ class GoSearch:
         reason = go.legal_reason(pos, int(move))
         return None if reason == OK else f"move {move} is illegal ({go.REASONS[reason]})"
 
+    def final_ownership(self, positions: GoPosition, i: int) -> tuple[np.ndarray, float]:
+        """Position ``i`` scored as the game ends: its Tromp-Taylor owner of every point
+        (int8 [N], +1 black, -1 white, 0 neutral) and the area margin black - white - komi.
+        Self-play's ownership and score targets (`SelfPlaySlots`)."""
+        owner = np.empty(self.rules.num_points, dtype=np.int8)
+        go.tromp_taylor_owner(positions.board[i], positions.neighbours[i], owner)
+        return owner, float(owner.sum(dtype=np.int64)) - float(self.rules.komi)
+
     def position(self, state: go.GoState) -> GoPosition:
         """A search position from a `GoState` (its hash history is kept up to the move cap)."""
         one = go.new_arrays(self.rules.n, self.max_moves + 2)

@@ -36,7 +36,7 @@ class AlphaZeroModule(L.LightningModule):
     def __init__(self, net: nn.Module | Callable[..., nn.Module], game: GomokuRules | GoRules, *, lr: float = 2e-3,
                  weight_decay: float = 1e-4, kl_target: float = 0.02, epochs_per_step: int = 5,
                  lr_multiplier_min: float = 0.1, lr_multiplier_max: float = 10.0,
-                 warmup_steps: int = 0):
+                 warmup_steps: int = 0, ownership_weight: float = 1.5, score_weight: float = 0.1):
         super().__init__()
         check([
             (lambda: lr > 0, f"model.lr={lr!r} must be > 0"),
@@ -45,6 +45,8 @@ class AlphaZeroModule(L.LightningModule):
             (lambda: epochs_per_step >= 1, f"model.epochs_per_step={epochs_per_step!r} must be >= 1"),
             (lambda: isinstance(warmup_steps, int) and warmup_steps >= 0,
              f"model.warmup_steps={warmup_steps!r} must be an int >= 0"),
+            (lambda: ownership_weight >= 0, f"model.ownership_weight={ownership_weight!r} must be >= 0"),
+            (lambda: score_weight >= 0, f"model.score_weight={score_weight!r} must be >= 0"),
             (lambda: 0 < lr_multiplier_min <= lr_multiplier_max,
              f"model: need 0 < lr_multiplier_min ({lr_multiplier_min!r}) <= lr_multiplier_max "
              f"({lr_multiplier_max!r})"),
@@ -74,7 +76,7 @@ class AlphaZeroModule(L.LightningModule):
         # Pulling the batch here (not before the step) lets SelfPlay fill the
         # buffer in on_train_batch_start and have this step sample fresh games.
         batch, _, _ = next(dataloader_iter)  # yields (batch, batch_idx, dataloader_idx)
-        states, policies, values = (t.to(self.device) for t in batch)
+        states, policies, values, *aux = (t.to(self.device) for t in batch)
         opt = self.optimizers()
         hp = self.hparams
         for group in opt.param_groups:
@@ -82,10 +84,12 @@ class AlphaZeroModule(L.LightningModule):
         with torch.no_grad():
             old_log_p, _ = self.net(states)
         for _ in range(hp.epochs_per_step):
-            log_p, v = self.net(states)
-            value_loss = torch.mean((values - v) ** 2)
+            out = self._heads(states, with_aux=bool(aux))
+            log_p = out["log_policy"]
+            value_loss = torch.mean((values - out["value"]) ** 2)
             policy_loss = -torch.mean(torch.sum(policies * log_p, dim=1))
-            loss = value_loss + policy_loss
+            aux_losses = self._aux_losses(out, *aux) if aux else {}
+            loss = value_loss + policy_loss + sum(aux_losses.values())
             opt.zero_grad()
             self.manual_backward(loss)
             opt.step()
@@ -106,10 +110,35 @@ class AlphaZeroModule(L.LightningModule):
             "train/loss": loss.detach(), "train/value_loss": value_loss.detach(),
             "train/policy_loss": policy_loss.detach(), "train/policy_entropy": entropy,
             "train/kl": kl, "train/lr_multiplier": self.lr_multiplier,
-            "train/lr": self.current_lr(),
+            "train/lr": self.current_lr(), **{f"train/{k}": v.detach() for k, v in aux_losses.items()},
         }, on_step=True, on_epoch=False, prog_bar=False, batch_size=len(states))
         self.log("loss", loss.detach(), prog_bar=True, logger=False, batch_size=len(states))
         return loss.detach()
+
+    def _heads(self, states: torch.Tensor, with_aux: bool) -> dict[str, torch.Tensor]:
+        """The net's outputs by name; Go's ownership and score too when the net has them."""
+        if with_aux and getattr(self.net, "has_aux_heads", False):
+            return self.net.heads(states)
+        log_p, v = self.net(states)
+        return {"log_policy": log_p, "value": v}
+
+    def _aux_losses(self, out: dict, ownership: torch.Tensor, scores: torch.Tensor,
+                    weights: torch.Tensor) -> dict[str, torch.Tensor]:
+        """KataGo's auxiliary losses over positions with targets (``weights``): ownership as a
+        per-point cross-entropy of "the mover owns it" (a neutral point's target is 1/2), and the
+        final margin (in units of board_size points) under a Huber loss, which big wins and losses
+        cannot dominate."""
+        losses = {}
+        norm = weights.sum().clamp(min=1.0)
+        if "ownership" in out:
+            own = ((1 + out["ownership"]) / 2).clamp(1e-4, 1 - 1e-4)
+            target = (1 + ownership) / 2
+            per_point = -(target * own.log() + (1 - target) * (1 - own).log())
+            losses["ownership_loss"] = self.hparams.ownership_weight * (per_point.mean(1) * weights).sum() / norm
+        if "score" in out:
+            huber = nn.functional.smooth_l1_loss(out["score"], scores / self.game.n, reduction="none")
+            losses["score_loss"] = self.hparams.score_weight * (huber * weights).sum() / norm
+        return losses
 
     def current_lr(self) -> float:
         """Base rate x KL multiplier, ramped up linearly over the first ``warmup_steps``.
@@ -133,11 +162,11 @@ class AlphaZeroModule(L.LightningModule):
         finally:
             self.net.train(was_training)
 
-    def evaluator(self, precision: str = "32") -> NetEvaluator:
+    def evaluator(self, precision: str = "32", score_utility: float = 0.0) -> NetEvaluator:
         """Batched leaf evaluation on this module's device in ``precision`` ("32" or "bf16");
         call inside `evaluation_mode`. Build it once and keep it: it holds the net where
         Lightning put it and reuses its host buffer for every batch."""
-        return NetEvaluator(self.net, self.device, precision=precision)
+        return NetEvaluator(self.net, self.device, precision=precision, score_utility=score_utility)
 
     def identity(self) -> dict:
         """What a checkpoint must match to be loaded into this module."""
@@ -196,6 +225,10 @@ def net_for_game(net: nn.Module | Callable[..., nn.Module], game: GomokuRules | 
                               f"{type(exc).__name__}: {' '.join(str(exc).split())}; check the values given "
                               "for model.net.* (python src/train.py --cfg job shows them)") from None
     config = getattr(net, "config", {})
+    aux = [name for name in ("ownership_head", "score_head") if config.get(name)]
+    if aux and not hasattr(search, "final_ownership"):
+        raise ConfigError(f"model.net.{aux[0]}=true is for Go (a final owner and margin to learn); "
+                          f"{game.name} games have none: set it to false")
     got = (config.get("in_planes"), config.get("num_actions"))
     if got != (search.num_planes, actions):
         raise ConfigError(f"model.net takes in_planes={got[0]} and num_actions={got[1]}, but {game.name} "

@@ -79,9 +79,18 @@ class AlphaZeroGoModel:
         return probs.argmax(axis=1)
 
     def outputs(self, states: Sequence[GoState], ranks=None, histories=None) -> GoModelOutput:
-        """Policy logits only (no ownership map): what kata-analyze asks a model for."""
-        priors, _ = self.evaluate(self.planes(states))
-        return GoModelOutput(policy_logits=torch.from_numpy(np.log(np.maximum(priors, 1e-30))))
+        """Policy logits, and the ownership map of a net with an ownership head (None without):
+        what kata-analyze asks a model for."""
+        planes = self.planes(states)
+        priors, _ = self.evaluate(planes)
+        ownership = None
+        if getattr(self.net, "ownership_conv", None) is not None:
+            with torch.inference_mode():
+                owned = self.net.heads(torch.from_numpy(planes).to(self.device))["ownership"].float().cpu()
+            n = self.rules.n  # tanh(logit / 2) = owned, so logit = 2 atanh(owned)
+            ownership = (2 * torch.atanh(owned.clamp(-0.999999, 0.999999))).reshape(-1, n, n)
+        return GoModelOutput(policy_logits=torch.from_numpy(np.log(np.maximum(priors, 1e-30))),
+                             ownership_logits=ownership)
 
 
 def go_model_from_checkpoint(path: str, device: str | torch.device = "cpu", symmetries: int = 1):

@@ -87,6 +87,14 @@ class HostStaging:
         return self.buffer
 
 
+def score_utility_values(values: np.ndarray, scores: np.ndarray, weight: float) -> np.ndarray:
+    """KataGo's score-aware utility as a leaf value in [-1, 1]: ``(1 - weight) * value + weight *
+    (2/pi) atan(score)``, ``score`` the predicted margin in units of board_size points (9 points on
+    9x9 count 0.5). Where the value saturates (every position lost for one side) the score still
+    ranks moves: losing by 5 beats losing by 50."""
+    return ((1.0 - weight) * values + weight * (2.0 / np.pi) * np.arctan(scores)).astype(np.float32)
+
+
 class NetEvaluator:
     """Batched leaf evaluation for a plain network: planes float32 [B, C, n, n] ->
     (priors float32 [B, A], values float32 [B]) as numpy.
@@ -94,10 +102,14 @@ class NetEvaluator:
     The net is moved to ``device`` and put in eval mode once, here; a call moves only
     the leaves (through `HostStaging`). Build one per net and keep it: self-play and
     the arena reuse theirs for every round. ``precision``: "32" or "bf16" (autocast).
+    ``score_utility`` (a weight in [0, 1], `score_utility_values`) needs a net with a score head.
     """
 
-    def __init__(self, net: nn.Module, device: torch.device | str = "cpu", *, precision: str = "32"):
+    def __init__(self, net: nn.Module, device: torch.device | str = "cpu", *, precision: str = "32",
+                 score_utility: float = 0.0):
         precision = check_search_precision(precision, "precision") or "32"
+        self.net = net
+        self.use_score_utility(score_utility)
         self.device = torch.device(device)
         if precision == "bf16":
             check_bf16_device(self.device)
@@ -105,12 +117,26 @@ class NetEvaluator:
         self.precision = precision
         self.staging = HostStaging(self.device)
 
+    def use_score_utility(self, weight: float) -> None:
+        """Leaf values mix in the score head's utility with ``weight`` (`score_utility_values`)."""
+        if weight and getattr(self.net, "score_fc", None) is None:
+            raise ConfigError(f"search.score_utility={weight!r} needs a net with a score head "
+                              f"(trained with model.net.score_head=true); use 0 for this one")
+        self.score_utility = float(weight)
+
     def __call__(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         with torch.inference_mode(), torch.autocast(self.device.type, dtype=torch.bfloat16,
                                                     enabled=self.precision == "bf16"):
-            log_p, v = self.net(self.staging.upload(planes))
+            if self.score_utility:
+                out = self.net.heads(self.staging.upload(planes))
+                log_p, v = out["log_policy"], out["value"]
+            else:
+                log_p, v = self.net(self.staging.upload(planes))
         # float() before numpy(): numpy has no bfloat16, and the search reads float32.
-        return log_p.float().exp().cpu().numpy(), v.float().cpu().numpy()
+        priors, values = log_p.float().exp().cpu().numpy(), v.float().cpu().numpy()
+        if self.score_utility:
+            values = score_utility_values(values, out["score"].float().cpu().numpy(), self.score_utility)
+        return priors, values
 
 
 def net_evaluator(net: nn.Module, device: torch.device | str = "cpu", *, precision: str = "32") -> Evaluator:

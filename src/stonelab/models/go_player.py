@@ -183,7 +183,11 @@ def go_search_player(predictor, search: dict) -> GoSearchPlayer:
         if config.go_value not in ("auto", "net"):
             raise ConfigError(f"search.go_value={config.go_value}: an alphazero Go net searches with its "
                               "value output (go_value=net or auto)")
+        predictor.evaluate.use_score_utility(config.score_utility)
         return GoSearchPlayer(rules, predictor, config, max_nodes=config.max_nodes)
+    if config.score_utility:
+        raise ConfigError(f"search.score_utility={config.score_utility!r} is for alphazero Go nets with a score "
+                          "head; a move predictor's search has no score: use 0")
     # A whole game, then playouts to its end. Own eyes stay unfilled, as in self-play: when
     # the pass is no candidate (points still open), a search that may fill its own eyes can
     # pick that and kill its own groups (measured against GNU Go on 9x9, 2026-12-02).

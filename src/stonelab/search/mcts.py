@@ -114,6 +114,7 @@ class MCTSConfig:
     max_nodes: int | None = None  # tree size of an engine's search; None: twice the playouts
     threads: int = 1  # threads for selection, expansion and backup (games split between them; same results)
     fpu_reduction: float | None = None  # unvisited moves' Q: None = 0 (AlphaZero_Gomoku), r = node Q - r * sqrt(visited P)
+    score_utility: float = 0.0  # Go nets with a score head: leaf value = (1-w) value + w score utility (KataGo)
 
     def __post_init__(self):
         check([
@@ -138,6 +139,8 @@ class MCTSConfig:
              f"search.threads={self.threads!r} must be an integer >= 1"),
             (lambda: self.fpu_reduction is None or 0 <= self.fpu_reduction <= 2,
              f"search.fpu_reduction={self.fpu_reduction!r} must be null (unvisited Q = 0) or in [0, 2]"),
+            (lambda: isinstance(self.score_utility, (int, float)) and 0 <= self.score_utility <= 1,
+             f"search.score_utility={self.score_utility!r} must be a weight in [0, 1]"),
         ], SearchConfigError)
 
 

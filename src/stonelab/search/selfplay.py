@@ -21,6 +21,12 @@ class SelfPlayGames:
     resignation), winners [games] (+1 black, -1 white, 0 draw).
     With playout cap randomization only the fully searched positions are kept, so P
     can be smaller than the sum of the lengths.
+
+    Games whose search scores a final board (Go: ``final_ownership``) also give KataGo's
+    auxiliary targets, from the view of the player to move at each position:
+    ownership int8 [P, N] (+1 own, -1 opponent's, 0 neutral at the end), scores [P] (final
+    area margin with komi) and aux_weights [P] (0 for positions of a resigned game, whose
+    last board is no end of the game). None for Gomoku.
     """
 
     planes: np.ndarray
@@ -33,6 +39,9 @@ class SelfPlayGames:
     candidates_mean: float  # moves expanded per node
     candidate_reduction: float  # fraction of legal moves pruned at expansion
     search_seconds: float = 0.0  # wall time inside `BatchedMCTS.search`, network calls included
+    ownership: np.ndarray | None = None
+    scores: np.ndarray | None = None
+    aux_weights: np.ndarray | None = None
 
 
 class SelfPlaySlots:
@@ -96,7 +105,7 @@ class SelfPlaySlots:
                 mcts.play(g, move)
         active = np.ones(self.slots, dtype=bool)
         may_start = np.inf if new_games is None else new_games
-        finished: list[tuple[list, int, int]] = []  # (records, winner, positions) per finished game
+        finished: list[tuple] = []  # (records, winner, positions, final board's score or None) per finished game
         while len(finished) < num_games and active.any():
             full = self._full_searches(rng)
             playouts = np.where(full, self.config.playouts, self.fast_playouts or self.config.playouts)
@@ -117,7 +126,8 @@ class SelfPlaySlots:
                         self.resign_stats["playthrough_calls"] += 1
                         self.resign_stats["false_positives"] += int(winner == self.would_resign[g])
                 # positions searched: the moves, and the position a side resigned in
-                finished.append((self.records[g], winner, len(self.moves[g]) + int(bool(resigning))))
+                final = None if resigning else self._final_ownership(mcts, g)
+                finished.append((self.records[g], winner, len(self.moves[g]) + int(bool(resigning)), final))
                 self.moves[g], self.records[g] = [], []
                 self.would_resign[g] = 0
                 mcts.reset(g)
@@ -140,6 +150,13 @@ class SelfPlaySlots:
             return colour
         self.would_resign[g] = self.would_resign[g] or colour
         return 0
+
+    @staticmethod
+    def _final_ownership(mcts: BatchedMCTS, g: int):
+        """(owner [N] black's view, margin) of game ``g``'s final board, or None for a game
+        without one (Gomoku)."""
+        score = getattr(mcts.game, "final_ownership", None)
+        return None if score is None else score(mcts.roots, g)
 
     def _full_searches(self, rng: np.random.Generator) -> np.ndarray:
         """Which slots search this move fully (bool ``[slots]``): all of them, or with playout cap
@@ -196,14 +213,16 @@ class SelfPlaySlots:
         return 0
 
 
-def _collect(finished: list[tuple[list, int, int]], mcts: BatchedMCTS) -> SelfPlayGames:
-    planes, policies, values = [], [], []
-    for records, winner, _ in finished:
+def _collect(finished: list[tuple], mcts: BatchedMCTS) -> SelfPlayGames:
+    planes, policies, values, movers = [], [], [], []
+    for records, winner, _, _ in finished:
         for p, pi, mover in records:
             planes.append(p)
             policies.append(pi)
             values.append(float(winner * mover))
+            movers.append(mover)
     game = mcts.game
+    aux = _aux_targets(finished, np.array(movers, dtype=np.int8), game)
     if planes:
         planes, policies = np.stack(planes), np.stack(policies).astype(np.float32)
     else:  # every search of these games was a cheap one (playout cap randomization)
@@ -212,11 +231,32 @@ def _collect(finished: list[tuple[list, int, int]], mcts: BatchedMCTS) -> SelfPl
     return SelfPlayGames(
         planes=planes, policies=policies,
         values=np.array(values, dtype=np.float32),
-        lengths=np.array([moves for _, _, moves in finished]),
-        winners=np.array([w for _, w, _ in finished], dtype=np.int8),
+        lengths=np.array([moves for _, _, moves, _ in finished]),
+        winners=np.array([w for _, w, _, _ in finished], dtype=np.int8),
         simulations=mcts.simulations, evaluations=mcts.evaluations,
         candidates_mean=mcts.candidates_mean, candidate_reduction=mcts.candidate_reduction,
-        search_seconds=mcts.search_seconds)
+        search_seconds=mcts.search_seconds, **aux)
+
+
+def _aux_targets(finished: list[tuple], movers: np.ndarray, game) -> dict:
+    """Ownership, score and weight of every recorded position (see `SelfPlayGames`), or {} for
+    a game whose search scores no final board."""
+    if not hasattr(game, "final_ownership"):
+        return {}
+    points = game.board_size * game.board_size
+    owners, margins, weights = [], [], []
+    for records, _, _, final in finished:
+        owner, margin = final if final is not None else (np.zeros(points, dtype=np.int8), 0.0)
+        owners += [owner] * len(records)
+        margins += [margin] * len(records)
+        weights += [0.0 if final is None else 1.0] * len(records)
+    if not owners:
+        return {"ownership": np.zeros((0, points), dtype=np.int8), "scores": np.zeros(0, dtype=np.float32),
+                "aux_weights": np.zeros(0, dtype=np.float32)}
+    # black's view -> the view of the player to move at each position (mover +1 black, -1 white)
+    return {"ownership": (np.stack(owners) * movers[:, None]).astype(np.int8),
+            "scores": (np.array(margins) * movers).astype(np.float32),
+            "aux_weights": np.array(weights, dtype=np.float32)}
 
 
 def play_games(rules, evaluate: Evaluator, num_games: int, config: MCTSConfig,
