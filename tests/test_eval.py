@@ -190,3 +190,6 @@ def test_tactics_of_a_go_net_with_and_without_search(tmp_path, run_eval, tiny_ma
     assert set(result["scores"]) == {"random move", "raw policy", "search 8"}
     assert result["scores"]["search 8"]["no_pass"] == 1.0  # the search never passes with points open
     assert "capture" in proc.stdout and "no_pass" in proc.stdout
+    refused = run_eval(["task=tactics", f"ckpt_path={ckpt}", "per_kind=2", "pruning=forced"], tmp_path)
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    assert "pruning (forced=True) is Gomoku's candidate restriction" in refused.stderr

@@ -480,6 +480,31 @@ def test_noise_is_seeded_and_epsilon_zero_is_noise_free():
     np.testing.assert_allclose(d, 1.0 / 48, rtol=1e-5)
 
 
+def test_root_policy_temperature_flattens_the_root_prior_of_noised_searches_only():
+    """A net sure of one move: temperature 2 takes its prior from 0.9 to sqrt(0.9) / (sqrt(0.9) + ...)."""
+    rules = GomokuRules(7, 5)
+
+    def confident(planes):
+        b, a = planes.shape[0], rules.num_actions
+        priors = np.full((b, a), 0.1 / (a - 1), np.float32)
+        priors[:, 0] = 0.9
+        return priors, np.zeros(b, np.float32)
+
+    def root_prior_of_move_0(temperature, noise):
+        T.seed_numba(0)
+        mcts = BatchedMCTS(rules, 1, MCTSConfig(playouts=4, dirichlet_epsilon=0.0,
+                                                root_policy_temperature=temperature))
+        mcts.search(confident, add_noise=noise)
+        priors = root_priors(mcts, 0)
+        return priors.max(), priors.sum()
+
+    soft = np.sqrt(0.9) / (np.sqrt(0.9) + 48 * np.sqrt(0.1 / 48))
+    top, total = root_prior_of_move_0(2.0, noise=True)
+    np.testing.assert_allclose([top, total], [soft, 1.0], rtol=1e-5)
+    np.testing.assert_allclose(root_prior_of_move_0(2.0, noise=False)[0], 0.9, rtol=1e-5)  # engines: untouched
+    np.testing.assert_allclose(root_prior_of_move_0(1.0, noise=True)[0], 0.9, rtol=1e-5)
+
+
 # --- (8) config validation ----------------------------------------------------------------------
 
 @pytest.mark.parametrize(("kwargs", "key"), [
@@ -495,6 +520,8 @@ def test_noise_is_seeded_and_epsilon_zero_is_noise_free():
     ({"playouts": "many"}, "search.playouts='many'"),
     ({"playouts": 2.5}, "search.playouts=2.5"),
     ({"c_puct": "high"}, "search.c_puct='high'"),
+    ({"root_policy_temperature": 0.1}, "search.root_policy_temperature=0.1"),
+    ({"score_utility": -0.5}, "search.score_utility=-0.5"),
 ])
 def test_config_validation(kwargs, key):
     with pytest.raises(SearchConfigError, match=key.replace(".", r"\.")):

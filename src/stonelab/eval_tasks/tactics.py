@@ -68,6 +68,12 @@ def _go(cfg: DictConfig, path: str, playouts: list[int]) -> dict:
     from stonelab.games import go_tactics
     from stonelab.models.alphazero_go import go_model_from_checkpoint
 
+    pruning = PruningConfig(**cfg.pruning)
+    if pruning.enabled:
+        changed = {k: v for k, v in dataclasses.asdict(pruning).items() if v != getattr(PruningConfig(), k)}
+        raise ConfigError(f"pruning ({', '.join(f'{k}={v}' for k, v in changed.items())}) is Gomoku's candidate "
+                          f"restriction and {path} is a Go checkpoint, whose search tries every legal move: "
+                          "drop the pruning=... override")
     predictor = go_model_from_checkpoint(path, device=resolve_device(cfg.device))
     tactics = go_tactics.generate(predictor.rules, per_kind=cfg.per_kind, seed=cfg.suite_seed)
     settings = dict(cfg.search)

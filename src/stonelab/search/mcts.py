@@ -114,6 +114,7 @@ class MCTSConfig:
     max_nodes: int | None = None  # tree size of an engine's search; None: twice the playouts
     threads: int = 1  # threads for selection, expansion and backup (games split between them; same results)
     fpu_reduction: float | None = None  # unvisited moves' Q: None = 0 (AlphaZero_Gomoku), r = node Q - r * sqrt(visited P)
+    root_policy_temperature: float = 1.0  # self-play roots (with the noise): priors P^(1/T), renormalised (KataGo)
     score_utility: float = 0.0  # Go nets with a score head: leaf value = (1-w) value + w score utility (KataGo)
 
     def __post_init__(self):
@@ -139,6 +140,8 @@ class MCTSConfig:
              f"search.threads={self.threads!r} must be an integer >= 1"),
             (lambda: self.fpu_reduction is None or 0 <= self.fpu_reduction <= 2,
              f"search.fpu_reduction={self.fpu_reduction!r} must be null (unvisited Q = 0) or in [0, 2]"),
+            (lambda: isinstance(self.root_policy_temperature, (int, float)) and 0.5 <= self.root_policy_temperature <= 5,
+             f"search.root_policy_temperature={self.root_policy_temperature!r} must be in [0.5, 5] (1: off)"),
             (lambda: isinstance(self.score_utility, (int, float)) and 0 <= self.score_utility <= 1,
              f"search.score_utility={self.score_utility!r} must be a weight in [0, 1]"),
         ], SearchConfigError)
@@ -401,6 +404,8 @@ class BatchedMCTS:
         """Noise each pending root once it has been expanded; returns whether any is left."""
         for g in np.flatnonzero(pending):
             if self.tree.num_children[g, self.tree.root[g]] >= 0:
+                if self.config.root_policy_temperature != 1.0:
+                    T.soften_root_priors(self.tree, g, float(self.config.root_policy_temperature))
                 T.add_dirichlet_noise(self.tree, g, self.config.dirichlet_alpha,
                                       self.config.dirichlet_epsilon)
                 pending[g] = False

@@ -253,6 +253,24 @@ def add_dirichlet_noise(tree, g, alpha, epsilon):
 
 
 @njit(cache=True, nogil=True)
+def soften_root_priors(tree, g, temperature):
+    """Root priors to the power 1 / ``temperature``, renormalised (KataGo's root policy temperature:
+    above 1 it flattens a confident prior, so self-play's search still tries the moves it ranks low)."""
+    root = tree.root[g]
+    start = tree.first_edge[g, root]
+    count = tree.num_children[g, root]
+    total = 0.0
+    for i in range(count):
+        p = tree.prior[g, start + i] ** (1.0 / temperature)
+        tree.prior[g, start + i] = p
+        total += p
+    if total <= 0.0:
+        return
+    for i in range(count):
+        tree.prior[g, start + i] /= total
+
+
+@njit(cache=True, nogil=True)
 def root_visits(tree, g, out):
     """``out[a]`` = visits of root move ``a`` (0 for moves not in the tree)."""
     out[:] = 0.0
