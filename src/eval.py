@@ -8,7 +8,7 @@ import sys
 import hydra
 from omegaconf import DictConfig
 
-from stonelab.cli import run_or_explain
+from stonelab.cli import run_hydra_main, run_or_explain
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="eval")
@@ -19,4 +19,4 @@ def main(cfg: DictConfig) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_hydra_main(main))

@@ -5,7 +5,7 @@ import sys
 import hydra
 from omegaconf import DictConfig
 
-from stonelab.cli import run_or_explain
+from stonelab.cli import run_hydra_main, run_or_explain
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="play")
@@ -16,4 +16,4 @@ def main(cfg: DictConfig) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_hydra_main(main))

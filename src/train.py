@@ -5,7 +5,7 @@ import sys
 import hydra
 from omegaconf import DictConfig
 
-from stonelab.cli import run_or_explain
+from stonelab.cli import run_hydra_main, run_or_explain
 from stonelab.resume import launched_rank, resume_argv
 
 
@@ -22,4 +22,4 @@ if __name__ == "__main__":
     if note and launched_rank() == 0:  # once, not once per DDP process
         print(note, file=sys.stderr)
     sys.argv = [sys.argv[0], *args]
-    sys.exit(main())
+    sys.exit(run_hydra_main(main))
