@@ -132,15 +132,19 @@ def test_each_task_composes_only_its_own_settings(compose_eval):
 
 
 def test_readme_eval_commands_parse(repo_root, compose_eval):
+    """Every `python src/eval.py ...` line of README.md and docs/*.md composes (tests/test_docs.py: all commands)."""
     import re
     import shlex
 
-    text = (repo_root / "README.md").read_text().replace("\\\n", " ")
+    pages = [repo_root / "README.md", *sorted((repo_root / "docs").glob("*.md"))]
+    text = "\n".join(page.read_text() for page in pages).replace("\\\n", " ")
     commands = [line.strip() for line in text.splitlines() if line.strip().startswith("python src/eval.py")]
     assert len(commands) >= 10
     for command in commands:
         args = shlex.split(re.sub(r"<[^>]*>", "x", command.split("#")[0]))[2:]
-        cfg = compose_eval(*args)
+        # an optional part, [key=value], is given; an elided value, key=..., is left out
+        args = [re.sub(r"^\[(.*=.*)\]$", r"\1", arg) for arg in args]
+        cfg = compose_eval(*[arg for arg in args if not arg.endswith("=...")])
         assert cfg.task in ("match", "predict", "inspect", "gtp_match", "tactics") and cfg.ckpt_path, command
         if "opponent_command=" in command:
             # the whole engine command, one value (or our in-process pure MCTS)
@@ -155,7 +159,7 @@ def test_help_lists_the_tasks(tmp_path, repo_root):
     predict = subprocess.run([sys.executable, str(repo_root / "src" / "eval.py"), "task=predict", "--help"],
                              cwd=tmp_path, capture_output=True, text=True, timeout=300).stdout
     config = predict.split("== Config ==")[1]
-    assert "split: all" in config and "pure_playouts" not in config
+    assert "split: auto" in config and "pure_playouts" not in config
 
 
 def test_match_and_tactics_against_the_published_net(tmp_path, run_eval, repo_root):
@@ -193,3 +197,66 @@ def test_tactics_of_a_go_net_with_and_without_search(tmp_path, run_eval, tiny_ma
     refused = run_eval(["task=tactics", f"ckpt_path={ckpt}", "per_kind=2", "pruning=forced"], tmp_path)
     assert refused.returncode != 0 and "Traceback" not in refused.stderr
     assert "pruning (forced=True) is Gomoku's candidate restriction" in refused.stderr
+
+
+def test_predict_reads_by_default_the_games_training_reads(compose_eval, conf_dir):
+    """task=predict's default sources and split settings are conf/data/kgs.yaml's, and `auto` knows them."""
+    from omegaconf import OmegaConf
+
+    from stonelab.eval_tasks.predict import is_training_sample
+
+    training = OmegaConf.to_container(OmegaConf.load(conf_dir / "data" / "kgs.yaml"))  # unresolved: as written
+    predict = OmegaConf.to_container(OmegaConf.load(conf_dir / "task" / "predict.yaml"))["data"]
+    for key in ("sources", "val_games", "test_games", "split_seed"):
+        assert predict[key] == training[key], key
+    cfg = compose_eval("task=predict")
+    assert cfg.data.split == "auto" and is_training_sample(list(cfg.data.sources), cfg.paths.root_dir)
+    assert not is_training_sample(["elsewhere"], cfg.paths.root_dir)
+
+
+@pytest.fixture
+def sample_root(tmp_path, repo_root, save_checkpoint):
+    """A project folder whose committed sample is 12 of the real games, and a tiny 19x19 maddison_cnn."""
+    import shutil
+
+    import torch
+
+    from stonelab.games.go import GoRules
+    from stonelab.models.move_prediction import MovePredictionModule
+    from stonelab.models.nets.maddison import MaddisonNet
+
+    (tmp_path / "data" / "kgs").mkdir(parents=True)
+    for sgf in sorted((repo_root / "data" / "kgs").glob("*.sgf"))[:12]:
+        shutil.copy(sgf, tmp_path / "data" / "kgs" / sgf.name)
+    torch.manual_seed(0)
+    module = MovePredictionModule(MaddisonNet(36, 19, depth=2, filters=4), GoRules(19), encoder="maddison")
+    return tmp_path, save_checkpoint(module, tmp_path / "go19.ckpt")
+
+
+def test_predict_scores_the_samples_held_out_games_by_default(sample_root, compose_eval, capsys, caplog):
+    import logging
+
+    from stonelab.eval_tasks import run
+
+    root, ckpt = sample_root
+    base = ["task=predict", f"ckpt_path={ckpt}", f"paths.root_dir={root}", "data.cache_workers=1",
+            "data.val_games=2", "data.test_games=3"]
+    with caplog.at_level(logging.INFO, logger="stonelab.arena.progress"):
+        out = run(compose_eval(*base, f"paths.output_dir={root / 'eval'}"))
+    assert out["split"] == "test" and out["games"] == 3
+    assert (out["val_games"], out["test_games"], out["split_seed"]) == (2, 3, 0)
+    written = json.loads((root / "eval" / "predict.json").read_text())
+    assert [k for k in written if k.startswith("top")] == ["top1", "top5", "top10"]
+    printed = capsys.readouterr().out
+    assert "on the 3 test games of" in printed and "held out of the committed sample's 12 games" in printed
+    assert printed.index("top1") < printed.index("top5") < printed.index("top10")
+    assert caplog.records[-1].message.startswith(f"predict: {out['positions_scored'] + out['passes_not_scored']:,} "
+                                                 "positions in ")
+    # data.split=all still scores every game; a split the sources cannot give is one line naming the way out.
+    assert run(compose_eval(*base, "data.split=all", f"paths.output_dir={root / 'all'}"))["games"] == 12
+    from stonelab.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"too few .*; data.split=all scores every game"):
+        run(compose_eval(*base, "data.test_games=30", f"paths.output_dir={root / 'few'}"))
+    with pytest.raises(ConfigError, match=r"data.split='every': choose auto, all, train, val or test"):
+        run(compose_eval(*base, "data.split=every", f"paths.output_dir={root / 'bad'}"))

@@ -311,7 +311,7 @@ def gnugo(level: int = 1, seed: int = 1) -> GTPClient:
     return GTPClient(command, timeout=60, label=f"GNU Go level {level}")
 
 
-@pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed (apt-get install -y gnugo)")
+@pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed (apt-get update && apt-get install -y gnugo)")
 def test_gnu_go_against_itself_is_counted_as_gnu_go_counts():
     with gnugo(seed=1) as black, gnugo(seed=2) as white:
         game = play_gtp_game(black, white, RULES, max_moves=2 * 81)
@@ -320,7 +320,7 @@ def test_gnu_go_against_itself_is_counted_as_gnu_go_counts():
     assert game.dead and game.area_score != game.score  # the plain count would have been wrong
 
 
-@pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed (apt-get install -y gnugo)")
+@pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed (apt-get update && apt-get install -y gnugo)")
 def test_gnu_go_cleans_up_when_nobody_lists_dead_stones():
     class Unlisted(GTPClient):
         """GNU Go that hides final_status_list: the referee must fall back on the cleanup phase."""
@@ -335,7 +335,7 @@ def test_gnu_go_cleans_up_when_nobody_lists_dead_stones():
     assert game.score == game.final_scores["black"]  # GNU Go's count of the cleaned-up board agrees
 
 
-@pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed (apt-get install -y gnugo)")
+@pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed (apt-get update && apt-get install -y gnugo)")
 def test_a_short_game_against_gnu_go():
     with gnugo(level=0) as engine, model_player(tiny_predictor()) as model:
         assert engine.name() == "GNU Go"
@@ -345,7 +345,7 @@ def test_a_short_game_against_gnu_go():
     assert all(0 <= parse_vertex(m, 9) <= 81 for m in game.to_json()["moves"])
 
 
-@pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed (apt-get install -y gnugo)")
+@pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed (apt-get update && apt-get install -y gnugo)")
 def test_a_short_9x9_game_with_search_against_gnu_go_level_1():
     search = {"playouts": 24, "leaves_per_game": 8, "go_value": "playouts", "go_value_playouts": 1}
     with gnugo(level=1) as engine, model_player(tiny_predictor(), search) as model:
@@ -411,7 +411,7 @@ def test_task_writes_the_match_its_games_and_a_line_per_game(tiny_ckpt, tmp_path
     assert "of 1: win ratio" in lines[0] and "of 2: win ratio" in lines[1]  # the running score
 
 
-@pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed (apt-get install -y gnugo)")
+@pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed (apt-get update && apt-get install -y gnugo)")
 def test_task_with_a_gnu_go_judge(tiny_ckpt, tmp_path, eval_cfg):
     from stonelab.eval_tasks import run
 

@@ -25,6 +25,7 @@ def test_accuracy_calibration_and_risk_coverage_of_the_max_softmax():
     scores.update(GoModelOutput(logits), target)
     out = scores.compute()
     assert out["top1"] == pytest.approx(0.75)
+    assert list(out)[:3] == ["top1", "top5", "top10"]  # as printed and written: by k, not by name
     probs = torch.softmax(torch.cat([logits, torch.full((4, 1), -torch.inf)], 1), 1).max(1).values.numpy()
     correct = np.array([1, 1, 1, 0], dtype=float)
     assert out["aurc_softmax"] == pytest.approx(aurc(correct, probs))

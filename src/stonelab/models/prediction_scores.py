@@ -25,7 +25,7 @@ from torchmetrics.classification import BinaryCalibrationError
 
 from stonelab.models.figures import aurc
 from stonelab.models.gate import gate_output
-from stonelab.models.move_prediction import accuracy_metrics
+from stonelab.models.move_prediction import TOP_K, accuracy_metrics
 from stonelab.models.outputs import GoModelOutput
 
 CALIBRATION_BINS = 15
@@ -76,7 +76,8 @@ class PredictionScores:
         if not self.columns["correct"]:
             return {}
         col = {k: np.concatenate(v) for k, v in self.columns.items() if v}
-        scores = {k: float(v) for k, v in self.accuracy.compute().items()}
+        accuracy = self.accuracy.compute()  # keyed top1, top10, top5: reported in k's order instead
+        scores = {f"top{k}": float(accuracy[f"top{k}"]) for k in TOP_K}
         scores["ece_softmax"] = float(self.ece["softmax"].compute())
         scores["aurc_softmax"] = aurc(col["correct"], col["softmax"])
         if "confidence" in col:
