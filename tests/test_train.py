@@ -28,6 +28,9 @@ def test_run_writes_checkpoints_metrics_and_result(tmp_path, compose_train):
     result = train(cfg)
     assert (tmp_path / "checkpoints" / "last.ckpt").is_file()
     assert (tmp_path / "checkpoints" / "best.ckpt").is_file()
+    # No epoch=N-step=M.ckpt copy of last.ckpt beside them.
+    assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == [
+        "best.ckpt", "evaluations.jsonl", "last.ckpt"]
     evals = [json.loads(line) for line in (tmp_path / "checkpoints" / "evaluations.jsonl").read_text().splitlines()]
     assert [e["round"] for e in evals][:2] == [2, 4]
     assert all(0.0 <= e["ci_low"] <= e["win_ratio"] <= e["ci_high"] <= 1.0 for e in evals)
@@ -258,15 +261,25 @@ def test_tiny_end_to_end_cli_run(tmp_path, run_cli):
 
 
 @pytest.mark.parametrize("logger", ["tensorboard", "wandb"])
-def test_other_loggers(logger, tmp_path, monkeypatch, compose_train):
+def test_other_loggers_write_beside_the_csv_metrics(logger, tmp_path, monkeypatch, capfd, compose_train):
     monkeypatch.setenv("WANDB_MODE", "offline")
-    monkeypatch.setenv("WANDB_SILENT", "true")
     monkeypatch.delenv("WANDB_API_KEY", raising=False)
-    cfg = compose_train([f"logger={logger}", "+trainer.fast_dev_run=true"], tmp_path)
+    cfg = compose_train([f"logger={logger}", "callbacks.evaluation.at_train_end=false"], tmp_path)
     train(cfg)
     written = [p.name for p in tmp_path.rglob("*") if p.is_file()]
     marker = "events.out.tfevents" if logger == "tensorboard" else ".wandb"
     assert any(marker in name for name in written), written
+    # The CSV metrics stay (python -m stonelab.reporting curve reads them) ...
+    header = (tmp_path / "csv" / "metrics.csv").read_text().splitlines()[0].split(",")
+    assert "train/loss" in header
+    # ... and W&B says nothing about a setting stonelab never asked for.
+    out = capfd.readouterr()
+    assert "anonymous" not in out.out + out.err
+
+
+def test_logger_none_is_no_logger_at_all(compose_config):
+    assert not compose_config("train", ["logger=none"]).get("logger")
+    assert list(compose_config("train", ["logger=wandb"]).logger) == ["csv", "wandb"]
 
 
 def test_a_model_forced_onto_the_other_game_is_refused(compose_config):

@@ -15,12 +15,17 @@ from lightning.pytorch.utilities.exceptions import SIGTERMException
 from omegaconf import DictConfig, OmegaConf
 
 from stonelab.callbacks.budget import Budget, format_duration, parse_duration
+from stonelab.callbacks.checkpoint import CheckedCheckpointIO
 from stonelab.callbacks.stop import StopOnSignal, StoppedBySignal
 from stonelab.errors import ConfigError
 from stonelab.models import checkpoints
-from stonelab.resume import run_folder_of
-from stonelab.run_folder import remove_litter_of_failed_run, remove_partial_checkpoints
-from stonelab.utils.checkpoint_io import AtomicCheckpointIO
+from stonelab.resume import launched_rank, run_folder_of
+from stonelab.run_folder import (
+    check_writable,
+    disk_trouble,
+    remove_litter_of_failed_run,
+    remove_partial_checkpoints,
+)
 from stonelab.utils.console import quiet_lightning
 from stonelab.utils.distributed import gather_to_rank_zero
 from stonelab.utils.threads import set_threads
@@ -47,6 +52,7 @@ def build(cfg: DictConfig):
                  source["path"], source["global_step"])
     callbacks = [instantiate(c) for c in (cfg.get("callbacks") or {}).values() if c and "_target_" in c]
     loggers = [instantiate(c) for c in (cfg.get("logger") or {}).values() if c and "_target_" in c]
+    drop_deprecated_wandb_setting(loggers)
     if not loggers:  # LearningRateMonitor refuses to run without a logger; logger=none is valid
         from lightning.pytorch.callbacks import LearningRateMonitor
 
@@ -60,11 +66,21 @@ def build(cfg: DictConfig):
     callbacks.sort(key=lambda c: isinstance(c, StopOnSignal))
     # The Budget callback owns max_time where there is one (the whole job, not just the fit loop).
     timer = {"max_time": None} if any(isinstance(c, Budget) for c in callbacks) else {}
-    # Checkpoints are written atomically, beside the config's own plugins (a SLURMEnvironment
-    # with auto_requeue=false or another requeue signal): the keyword would replace those.
-    plugins = [AtomicCheckpointIO(), *(instantiate(p) for p in cfg.trainer.get("plugins") or [])]
+    # Checkpoints are written atomically (a failed save is one line, the previous file whole),
+    # beside the config's own plugins (a SLURMEnvironment with auto_requeue=false or another
+    # requeue signal): the keyword would replace those.
+    plugins = [CheckedCheckpointIO(), *(instantiate(p) for p in cfg.trainer.get("plugins") or [])]
     trainer = instantiate(cfg.trainer, callbacks=callbacks, logger=loggers or False, plugins=plugins, **timer)
     return game, datamodule, model, callbacks, loggers, trainer
+
+
+def drop_deprecated_wandb_setting(loggers) -> None:
+    """Lightning 2.6's WandbLogger always hands wandb.init ``anonymous=None``, and wandb 0.2x warns
+    on every run that the setting is deprecated and has no effect: it is left out instead."""
+    for lg in loggers:
+        init = getattr(lg, "_wandb_init", None)  # read when the W&B run starts, at the first log
+        if isinstance(init, dict) and init.get("anonymous") is None:
+            init.pop("anonymous", None)
 
 
 def train(cfg: DictConfig) -> dict:
@@ -75,9 +91,12 @@ def train(cfg: DictConfig) -> dict:
         return _train(cfg, start)
     except StoppedBySignal:
         raise  # a clean stop: the run folder holds its last.ckpt
-    except BaseException:
+    except BaseException as exc:
         # A run that failed before writing anything of its own leaves no empty run folder.
         remove_litter_of_failed_run(cfg.paths.output_dir, cfg.paths.get("log_dir"))
+        trouble = disk_trouble(exc, cfg.paths.output_dir)
+        if trouble is not None and trouble is not exc:
+            raise trouble from exc  # one line (a full disk), not the traceback of what failed after it
         raise
 
 
@@ -85,12 +104,14 @@ def _train(cfg: DictConfig, start: float) -> dict:
     check_model_data(cfg)
     check_model_game(cfg)
     check_seed(cfg)
+    if launched_rank() == 0:  # the rank that writes; ranks probing at once would take each other's folder away
+        check_writable(cfg.paths.output_dir)  # one line now, not a traceback at the first save
     set_threads(cfg.get("torch_threads"))  # training updates; search sets its own
     remove_partial_checkpoints(cfg.paths.output_dir)
     L.seed_everything(cfg.seed, workers=True, verbose=False)
     game, datamodule, model, callbacks, loggers, trainer = build(cfg)
-    for cb in callbacks:
-        if isinstance(cb, Budget):
+    for cb in callbacks:  # the clocks that count the whole job (Budget, WallClock)
+        if hasattr(cb, "start_clock"):
             cb.start_clock()
     if cfg.get("ckpt_path"):
         # Fail before any self-play if the checkpoint belongs to another run.
@@ -116,7 +137,7 @@ def _train(cfg: DictConfig, start: float) -> dict:
     result["stopped_by_signal"] = stopped.signal_name if stopped else None
     if trainer.is_global_zero:
         path = os.path.join(cfg.paths.output_dir, "result.json")
-        with open(path, "w") as f:
+        with open(path, "w") as f:  # a disk that refuses it is one line (disk_trouble)
             json.dump(result, f, indent=2)
         report(result, trainer, path)
     if stopped is not None:
@@ -188,7 +209,7 @@ def report(result: dict, trainer, result_path: str) -> None:
     """The end of a run in a few lines: how long, how far, how strong, where the model is."""
     took = format_duration(result["seconds"])
     if result.get("job_seconds", 0) > result["seconds"] + 1:  # a resumed run
-        took += f" (the whole run, with earlier sessions: {format_duration(result['job_seconds'])})"
+        took += f" (the whole run, resumes included: {format_duration(result['job_seconds'])})"
     lines = [f"done in {took}" + (f": stopped at {result['stop_reason']}" if result.get("stop_reason") else "")]
     if result.get("stopped_by_signal"):
         resume = (f": resume with python src/train.py ckpt_path={result['last_checkpoint']}"

@@ -4,15 +4,134 @@ Two kinds of litter a run must not leave: the ``.tmp-*.ckpt`` of a save that was
 killed half-way (`stonelab.utils.checkpoint_io` writes checkpoints to a temporary
 file, then renames it), and a folder holding nothing but what Hydra wrote before
 a run that then failed on a user error.
+
+And a folder that cannot be made or written (a read-only disk, no permission, no
+space, a file where a folder belongs) is named with its OS error in one line before
+any work starts (`check_writable`, and `RunFolderCheck` before Hydra makes the folder).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import logging
 import os
+import sys
+import tempfile
 from pathlib import Path
 
+from hydra.experimental.callback import Callback
+
+from stonelab.errors import StonelabError
+
 log = logging.getLogger(__name__)
+
+
+class RunFolderError(StonelabError):
+    """The run folder cannot be made or written."""
+
+
+def check_writable(folder: str, what: str = "the run folder") -> None:
+    """Make ``folder`` and write a small file in it, then take away what this made (a run refused
+    later on a bad value leaves no folder); RunFolderError naming the OS error if that fails."""
+    missing = _missing_folders(Path(os.path.abspath(folder)))
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".tmp-probe-", dir=folder)
+        try:
+            os.write(fd, b"\0" * 4096)  # a full disk refuses data, not always a new empty file
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            os.remove(probe)
+    except OSError as exc:
+        raise RunFolderError(unwritable_text(folder, exc, what)) from exc
+    finally:
+        for made in missing:  # deepest first
+            with contextlib.suppress(OSError):
+                made.rmdir()
+
+
+def _missing_folders(folder: Path) -> list[Path]:
+    """``folder`` and those of its parents that do not exist yet, deepest first."""
+    missing = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing
+
+
+def unwritable_text(folder: str, exc: OSError, what: str = "the run folder") -> str:
+    """``<what> <folder> cannot be written: <OS error>: <path>; <what to do>`` in one line."""
+    # A path above the folder is the part in the way; the folder itself or a probe in it says nothing new.
+    where = f" ({exc.filename})" if exc.filename and not _inside(exc.filename, folder) else ""
+    elsewhere = "choose a folder that can be written with hydra.run.dir=... or paths.log_dir=..."
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        elsewhere = f"free space on that disk, or {elsewhere}"
+    return f"{what} {folder} cannot be written: {exc.strerror or exc}{where}; {elsewhere}"
+
+
+def _inside(path: str, folder: str) -> bool:
+    """``path`` is ``folder`` or something in it."""
+    named, root = Path(os.path.abspath(path)), Path(os.path.abspath(folder))
+    return named == root or root in named.parents
+
+
+# What a disk says when it stops taking a run's files.
+DISK_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR)
+
+
+def disk_trouble(exc: BaseException, output_dir: str) -> StonelabError | None:
+    """The one-line error behind a run that the disk stopped, or None.
+
+    A failed checkpoint save is a CheckpointSaveError, but on a full disk Lightning's
+    cleanup (the loggers' last flush) then fails too, and its OSError comes out on
+    top: the first user error in the chain is the one to show. A bare OSError of a
+    file in the run folder (a metrics flush) names the folder.
+    """
+    if isinstance(exc, StonelabError):
+        return exc
+    if not (isinstance(exc, OSError) and exc.errno in DISK_ERRNOS):
+        return None
+    seen = exc.__context__
+    while seen is not None:
+        if isinstance(seen, StonelabError):
+            return seen
+        seen = seen.__context__
+    # A write to a full disk names no file: the run folder is what this process writes.
+    in_run_folder = _inside(exc.filename, output_dir) if exc.filename else exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    if in_run_folder:
+        return RunFolderError(unwritable_text(output_dir, exc) + "; the checkpoints written so far are whole")
+    return None
+
+
+class RunFolderCheck(Callback):
+    """A Hydra callback: the run (or multirun) folder checked before Hydra makes it, so a folder
+    that cannot be written is one ``error: ...`` line and exit status 2, not Hydra's traceback.
+
+    Registered in the Hydra config: ``hydra.callbacks.run_folder._target_=stonelab.run_folder.RunFolderCheck``.
+    """
+
+    def on_run_start(self, config, **kwargs) -> None:
+        self._check(config, "hydra.run.dir", "the run folder")
+
+    def on_multirun_start(self, config, **kwargs) -> None:
+        self._check(config, "hydra.sweep.dir", "the multirun folder")
+
+    @staticmethod
+    def _check(config, key: str, what: str) -> None:
+        from omegaconf import OmegaConf
+
+        try:
+            folder = str(OmegaConf.select(config, key, throw_on_missing=True))
+        except Exception:  # an unresolvable folder is Hydra's to report
+            return
+        try:
+            check_writable(folder, what)
+        except RunFolderError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from exc
+
 
 # What Hydra (and the CSV logger's hyperparameters) write before any training; Hydra's
 # log file is named after the entry point (train.log, eval.log).

@@ -118,6 +118,28 @@ def test_workers_split_the_games_and_yield_equal_counts(games_dir, tmp_path):
     assert sum(sizes) == 2 * per_worker
 
 
+def test_lightning_takes_the_workers_length_without_its_warning(games_dir, tmp_path):
+    """Each reader shards the games itself, so __len__ is exact: Lightning's caution about it is filtered."""
+    import warnings
+
+    from lightning.pytorch.strategies import SingleDeviceStrategy
+    from lightning.pytorch.utilities.data import has_len_all_ranks
+
+    dm = module(games_dir, tmp_path, encoder="simple4", num_workers=1)
+    dm.setup()
+
+    def warned(loader) -> list[str]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")  # even a warning this process saw before
+            assert has_len_all_ranks(loader(), SingleDeviceStrategy("cpu"))
+        return [str(w.message) for w in caught if "__len__" in str(w.message)]
+
+    plain = dm.train_dataloader()
+    assert warned(lambda: plain)  # Lightning still says it of the loader ...
+    assert not warned(dm.train_dataloader)  # ... but not once the data module has made it
+    assert len(plain) == sum(1 for _ in plain)  # and the length it cautions about is exact
+
+
 def test_training_batches_shapes_and_symmetries(games_dir, tmp_path):
     dm = module(games_dir, tmp_path)
     dm.setup()

@@ -1,20 +1,87 @@
-"""CurrentLastCheckpoint: Lightning's ModelCheckpoint with a last.ckpt that is always the latest state.
+"""Checkpoints a run can always resume from: a current last.ckpt, written every few minutes too,
+and a failed save that says so in one line and leaves the previous file whole.
 
 With a monitor (supervised runs keep the best ``val/top1``), Lightning 2.x rewrites
 ``last.ckpt`` only when a new best is saved, and at the end of training only when the
 run saved nothing at all. A run whose validation stopped improving then kept a
 ``last.ckpt`` of its best epoch, and ``ckpt_path=<run>/checkpoints/last.ckpt`` silently
 threw away every epoch trained since (measured with lightning 2.6 on 2026-12-01).
+
+An epoch over many KGS games takes hours, so a kill between two epoch ends lost all of
+them: ``last_every_minutes`` rewrites last.ckpt every that many minutes of training.
+Lightning's own ``train_time_interval`` does not serve here: it cannot be combined with
+``every_n_epochs``, and with a validation-only monitor it waits for the next validation.
 """
 
 from __future__ import annotations
 
+import os
+import time
+
 from lightning.pytorch.callbacks import ModelCheckpoint
+
+from stonelab.errors import StonelabError, check
+from stonelab.utils.checkpoint_io import AtomicCheckpointIO
+
+
+class CheckpointSaveError(StonelabError):
+    """A checkpoint could not be written (no space, read-only, permissions); the previous file is whole."""
+
+
+class CheckedCheckpointIO(AtomicCheckpointIO):
+    """AtomicCheckpointIO (a temporary file, then an atomic rename) whose failed save ends the run
+    with one line naming the file and the OS error, instead of a traceback."""
+
+    def save_checkpoint(self, checkpoint, path, storage_options=None) -> None:
+        try:
+            super().save_checkpoint(checkpoint, path, storage_options)
+        except OSError as exc:
+            raise CheckpointSaveError(save_failure_text(os.fspath(path), exc)) from exc
+
+
+def save_failure_text(path: str, exc: OSError) -> str:
+    """``could not save the checkpoint <path> (No space left on device): ...``, what is left and what to do."""
+    fix = "free space on that disk or make the folder writable"
+    if os.path.exists(path):
+        return (f"could not save the checkpoint {path} ({exc.strerror or exc}): the previous "
+                f"{os.path.basename(path)} is intact and the run stopped; {fix}, then resume from its last.ckpt")
+    return (f"could not save the checkpoint {path} ({exc.strerror or exc}): the run stopped before this "
+            f"checkpoint existed; {fix}, then resume from its last.ckpt (or start again if it has none)")
 
 
 class CurrentLastCheckpoint(ModelCheckpoint):
-    """Keeps the best ``save_top_k`` as ModelCheckpoint does, and writes ``last.ckpt`` at every
-    save point (epoch end or validation end) and when training stops, whatever the monitor did."""
+    """Keeps the best ``save_top_k`` as ModelCheckpoint does (0: none), and writes ``last.ckpt`` at
+    every save point (epoch end or validation end), every ``last_every_minutes`` of training
+    (None: not by time) and when training stops, whatever the monitor did."""
+
+    def __init__(self, *args, last_every_minutes: float | None = None, **kwargs):
+        check([(lambda: last_every_minutes is None or (
+                    not isinstance(last_every_minutes, bool) and last_every_minutes > 0),
+                f"callbacks.model_checkpoint.last_every_minutes={last_every_minutes!r} must be a number of "
+                f"minutes > 0 (or null: last.ckpt only at epoch ends and stops)")])
+        super().__init__(*args, **kwargs)
+        self.last_every_minutes = last_every_minutes
+        self._last_written_at = time.monotonic()
+        self._stage: str | None = None
+
+    def setup(self, trainer, pl_module, stage: str) -> None:
+        super().setup(trainer, pl_module, stage)
+        self._stage = stage  # set before Lightning restores a checkpoint's states
+
+    def load_state_dict(self, state_dict) -> None:
+        # Only a resume takes the saved paths: the held-out test after training restores the
+        # best epoch's checkpoint, whose state knows no later last.ckpt (result.json lost it).
+        if self._stage in (None, "fit"):
+            super().load_state_dict(state_dict)
+
+    def on_train_start(self, trainer, pl_module) -> None:
+        super().on_train_start(trainer, pl_module)
+        self._last_written_at = time.monotonic()  # minutes of training, not of setup
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        super().on_train_batch_end(trainer, pl_module, outputs, batch, batch_idx)
+        if self._time_for_last(trainer):
+            self._write_last_between_save_points(trainer)
 
     def on_train_epoch_end(self, trainer, pl_module) -> None:
         super().on_train_epoch_end(trainer, pl_module)
@@ -29,6 +96,25 @@ class CurrentLastCheckpoint(ModelCheckpoint):
     def on_train_end(self, trainer, pl_module) -> None:
         super().on_train_end(trainer, pl_module)
         self._refresh_last(trainer)  # a stop between save points (max_steps, max_time)
+
+    def _save_last_checkpoint(self, trainer, monitor_candidates) -> None:
+        super()._save_last_checkpoint(trainer, monitor_candidates)
+        self._last_written_at = time.monotonic()  # any write of last.ckpt restarts the clock
+
+    def _time_for_last(self, trainer) -> bool:
+        if self.last_every_minutes is None or not self.save_last:
+            return False
+        due = time.monotonic() - self._last_written_at >= 60.0 * self.last_every_minutes
+        return bool(trainer.strategy.broadcast(due))  # rank 0's clock decides: every rank takes part in a save
+
+    def _write_last_between_save_points(self, trainer) -> None:
+        """last.ckpt now, without counting as this step's save: a best checkpoint due at this
+        step (its validation ends right after) must still be written."""
+        saved_step = self._last_global_step_saved
+        if self._should_skip_saving_checkpoint(trainer):
+            return
+        self._save_last_checkpoint(trainer, self._monitor_candidates(trainer))
+        self._last_global_step_saved = saved_step
 
     def _refresh_last(self, trainer) -> None:
         """Write last.ckpt unless it already holds this global step."""

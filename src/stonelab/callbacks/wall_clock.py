@@ -1,10 +1,14 @@
-"""Training wall time beside every validation, so runs compare by minutes, not steps.
+"""Training wall time beside every validation, and the whole run's time across resumes.
 
 Recipes that cost different time per step (a residual trunk, a bigger net) can only be
 compared fairly at equal wall time: this logs ``time/train_minutes`` (the training
-stage's elapsed time as Lightning's own `Timer` keeps it, carried over resumes in the
-checkpoint; without a Timer, this callback's own clock) with each validation's metrics,
-so metrics.csv has accuracy against minutes (``python -m stonelab.reporting recipes``).
+stage's elapsed time as Lightning's own `Timer` keeps it where ``trainer.max_time`` is
+set; otherwise this callback's clock) with each validation's metrics, so metrics.csv
+has accuracy against minutes (``python -m stonelab.reporting recipes``).
+
+Its clock adds up across resumes, as the AlphaZero runs' Budget does: the seconds so
+far go into every checkpoint, and result.json's ``job_seconds`` (and the run's end
+line) give the whole run's time, not just the part since the last resume.
 """
 
 from __future__ import annotations
@@ -17,13 +21,39 @@ from lightning.pytorch.callbacks import Timer
 
 class WallClock(L.Callback):
     def __init__(self):
-        self._started = time.monotonic()
+        self.seconds_before = 0.0  # job seconds before this resume (from the checkpoint)
+        self.started = time.monotonic()  # reset by the pipeline when the job starts
+        self.stage: str | None = None
+
+    def start_clock(self) -> None:
+        """The job starts now (called before anything slow is built)."""
+        self.started = time.monotonic()
+
+    def elapsed(self) -> float:
+        """Job seconds so far, across resumes."""
+        return self.seconds_before + time.monotonic() - self.started
 
     def train_minutes(self, trainer: L.Trainer) -> float:
         timer = next((c for c in trainer.callbacks if isinstance(c, Timer)), None)
-        seconds = timer.time_elapsed("train") if timer is not None else time.monotonic() - self._started
+        seconds = timer.time_elapsed("train") if timer is not None else self.elapsed()
         return seconds / 60.0
 
     def on_validation_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         if not trainer.sanity_checking:
             pl_module.log("time/train_minutes", self.train_minutes(trainer))
+
+    def setup(self, trainer, pl_module, stage: str) -> None:
+        self.stage = stage  # set before Lightning restores a checkpoint's states
+
+    def state_dict(self) -> dict:
+        return {"elapsed_s": self.elapsed()}
+
+    def load_state_dict(self, state: dict) -> None:
+        # Only a resume carries the clock on: the held-out test after training restores the
+        # best epoch's checkpoint too, and its seconds are already in this clock.
+        if self.stage in (None, "fit"):
+            self.seconds_before = float(state.get("elapsed_s", 0.0))
+
+    def result_fields(self, trainer) -> dict:
+        """This callback's part of result.json: the whole run's seconds, resumes included."""
+        return {"job_seconds": round(self.elapsed(), 1)}

@@ -32,6 +32,7 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+import warnings
 from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -504,6 +505,20 @@ def _shard_info() -> tuple[int, int]:
     return rank * workers + wid, world * workers
 
 
+def hide_length_caution() -> None:
+    """Filter Lightning's one warning about GamePositions.__len__ (it checks each loader it is given).
+
+    Lightning warns on every run that an IterableDataset's __len__ "could be inaccurate" with
+    several DataLoader workers unless each is configured on its own. GamePositions is: each
+    reader takes its own share of the games (_shard_info) and yields the same count, which
+    __len__ adds up exactly; and Lightning needs that length for the progress bar, a
+    fractional val_check_interval and its count of batches per epoch. (Set again with each
+    loader, not once at import: a filter set at import does not outlive an enclosing
+    ``warnings.catch_warnings``; setting it again replaces it, no duplicate.)
+    """
+    warnings.filterwarnings("ignore", message=r"Your `IterableDataset` has `__len__` defined")
+
+
 class GamePositions(IterableDataset):
     """Positions of the cached games ``game_ids``, encoded on the fly.
 
@@ -784,6 +799,7 @@ class KGSDataModule(L.LightningDataModule):
                              history=self.history)
 
     def _loader(self, split: str) -> DataLoader:
+        hide_length_caution()
         return DataLoader(self.dataset(split), batch_size=None, num_workers=self.num_workers,
                           persistent_workers=False, pin_memory=torch.cuda.is_available())
 
