@@ -283,7 +283,7 @@ def suite_mcts(args) -> dict:
     go = args.game.startswith("go_")
     playouts = args.playouts or (64 if go else 400)
     # The tree alone stands for the GPU case, where one network call takes hundreds of leaves:
-    # it searches GPU-sized batches by default (how its scaling depends on the batch: README).
+    # it searches GPU-sized batches by default (how its scaling depends on the batch: docs/benchmarks.md "Tree threads").
     null = args.evaluator == "null"
     games = args.games or args.parallel or (NULL_PARALLEL if null else 8 if go else 192)
     parallel = min(args.parallel or (NULL_PARALLEL if null else 8 if go else 64), games)

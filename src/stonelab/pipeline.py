@@ -201,7 +201,7 @@ def check_one_run_folder(cfg: DictConfig, trainer) -> None:
     folders = gather_to_rank_zero(trainer, os.path.abspath(cfg.paths.output_dir))
     if folders and len(set(folders)) > 1:
         log.warning("the ranks wrote into %d run folders (%s): give every rank the same hydra.run.dir=... "
-                    "(README: More than one process or machine); rank 0's holds the run",
+                    "(docs/gpu_and_clusters.md: More than one process or machine); rank 0's holds the run",
                     len(set(folders)), ", ".join(sorted(set(folders))))
 
 

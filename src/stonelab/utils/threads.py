@@ -2,7 +2,7 @@
 
 Search evaluates small batches (one leaf per game): one thread is fastest, and on a
 busy machine torch's spinning worker threads made such forwards up to 30x slower
-(measured on 2 cores: 720 vs 6,248 self-play playouts/s, README "Threads"). Training
+(measured on 2 cores: 720 vs 6,248 self-play playouts/s, docs/training.md "Threads"). Training
 steps on a 512-position minibatch still use every thread torch was given.
 """
 
