@@ -109,16 +109,16 @@ def test_gtp_matches_table_recounts_passes_from_the_moves(tmp_path, capsys):
 
     folder = tmp_path / "match"
     folder.mkdir()
-    records = [{"model": "black", "black": "stonelab", "white": "GNU Go", "winner": "black",
+    records = [{"model": "black", "black": "stonelab", "white": "GNU Go", "winner": "black", "score": "B+74",
                 "moves": ["E5", "pass", "pass"]},  # white (the opponent) passed with the board open
-               {"model": "white", "black": "GNU Go", "white": "stonelab", "winner": "black",
+               {"model": "white", "black": "GNU Go", "white": "stonelab", "winner": "black", "score": "B+88",
                 "moves": ["E5", "pass", "pass"]}]  # the model, white, passed with the board open
     (folder / "gtp_match.json").write_text(json.dumps(
         {"board_size": 9, "komi": 7.0, "wins": 1, "draws": 0, "losses": 1, "win_ratio": 0.5,
          "ci_low": 0.09, "ci_high": 0.91, "records": records}))
     assert main(["gtp_matches", str(folder)]) == 0
     row = capsys.readouterr().out.splitlines()[-1]
-    assert row == f"| {folder} | 1 / 0 / 1 | 0.50 [0.09, 0.91] | 1/1 | 0/1 | 3 | 1 |"
+    assert row == f"| {folder} | 1 / 0 / 1 | 0.50 [0.09, 0.91] | 1/1 | 0/1 | 3 | 1 | -7.0 (2 games) |"
     assert main(["gtp_matches", str(folder), str(folder)]) == 0
     assert capsys.readouterr().out.splitlines()[-1].startswith("| all 2 together | 2 / 0 / 2 | 0.50 [")
     assert main(["gtp_matches", str(tmp_path)]) == 2  # no result there: one error line

@@ -18,7 +18,10 @@ Markdown table on stdout of each run's top-1 at the same minutes.
 ``gtp_matches FOLDER...`` prints a Markdown table of finished ``task=gtp_match`` folders:
 wins, draws, losses, the win ratio and its interval, wins by colour, the median game length
 and the model's passes made while points were open, recounted from each game's moves (so
-records written before ``task=gtp_match`` counted them are counted the same way).
+records written before ``task=gtp_match`` counted them are counted the same way), and the
+model's mean final margin in points over the games scored on the board (``B+3.5`` /
+``W+88``; resignations and void games left out): how far a side that loses every game is
+from winning.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -283,7 +287,7 @@ def gtp_match_table(folders: list[Path]) -> str:
     from stonelab.protocols.gtp import GTPError
 
     lines = ["| folder | W / D / L | win ratio [95%] | won as black | won as white | median moves "
-             "| model passes with points open |", "|---|---|---|---|---|---|---|"]
+             "| model passes with points open | model's mean margin |", "|---|---|---|---|---|---|---|---|"]
     total = [0, 0, 0]
     for folder in folders:
         path = folder / "gtp_match.json"
@@ -299,7 +303,7 @@ def gtp_match_table(folders: list[Path]) -> str:
         together = MatchResult(*total)
         lo, hi = together.interval
         lines.append(f"| all {len(folders)} together | {together.wins} / {together.draws} / {together.losses} "
-                     f"| {together.win_ratio:.2f} [{lo:.2f}, {hi:.2f}] | | | | |")
+                     f"| {together.win_ratio:.2f} [{lo:.2f}, {hi:.2f}] | | | | | |")
     return "\n".join(lines)
 
 
@@ -309,7 +313,7 @@ def _gtp_match_row(folder: Path, result: dict) -> tuple[str, tuple[int, int, int
     from stonelab.protocols.gtp import parse_vertex
 
     won = {"black": 0, "white": 0}
-    lengths, open_passes = [], 0
+    lengths, open_passes, margins = [], 0, []
     for record in result["records"]:
         game = GTPGame(record["black"], record["white"], result["board_size"], result["komi"])
         colour = 1
@@ -319,12 +323,29 @@ def _gtp_match_row(folder: Path, result: dict) -> tuple[str, tuple[int, int, int
         open_passes += game.passes_with_open_points(1 if record["model"] == "black" else -1)
         won[record["model"]] += record["winner"] == record["model"]
         lengths.append(len(record["moves"]))
+        margin = _model_margin(record)
+        if margin is not None:
+            margins.append(margin)
     games = {c: sum(r["model"] == c for r in result["records"]) for c in won}
     line = (f"| {folder} | {result['wins']} / {result['draws']} / {result['losses']} "
             f"| {result['win_ratio']:.2f} [{result['ci_low']:.2f}, {result['ci_high']:.2f}] "
             f"| {won['black']}/{games['black']} | {won['white']}/{games['white']} "
-            f"| {sorted(lengths)[len(lengths) // 2]} | {open_passes} |")
+            f"| {sorted(lengths)[len(lengths) // 2]} | {open_passes} "
+            f"| {f'{sum(margins) / len(margins):+.1f} ({len(margins)} games)' if margins else '-'} |")
     return line, (result["wins"], result["draws"], result["losses"])
+
+
+def _model_margin(record: dict) -> float | None:
+    """The model's final margin in points (negative: it lost by that much), or None when the
+    game was not scored on the board (a resignation, a void game, no score kept)."""
+    score = str(record.get("score") or "")
+    if score in ("0", "Draw"):
+        return 0.0
+    found = re.fullmatch(r"([BW])\+(\d+(?:\.\d+)?)", score)
+    if not found:
+        return None
+    winner = "black" if found.group(1) == "B" else "white"
+    return float(found.group(2)) * (1 if winner == record["model"] else -1)
 
 
 def main(argv: list[str] | None = None) -> int:
