@@ -6,18 +6,32 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 from omegaconf import DictConfig
 
 from stonelab import __version__
 from stonelab.errors import ConfigError
+from stonelab.protocols.warmup import CompileNotice
 from stonelab.utils.device import resolve_device
 from stonelab.utils.threads import set_threads
 
 PROTOCOLS = ("gtp", "gomocup")
+# On stderr once numba first compiles (a fresh clone), so that nobody takes the engine for
+# hung. The times: scripts/first_move_latency.py --cold on 2 cores, idle to busy.
+COMPILING = {
+    "gtp": "stonelab: compiling the search for this machine (first start only, ~20-90 s); "
+           "until it is ready, moves come from the net alone",
+    "gomocup": "stonelab: compiling the search for this machine (first start only, ~15-60 s) before START",
+}
 
 
-def gtp_engine(cfg: DictConfig):
-    """A Go checkpoint over GTP: searched unless ``search.playouts=0``."""
+def gtp_engine(cfg: DictConfig, notice: CompileNotice):
+    """A Go checkpoint over GTP: searched unless ``search.playouts=0``. The kernels compile
+    (first start) or load from numba's cache on a thread; while they compile, the engine
+    answers from the moment the checkpoint is loaded and moves come from the net alone
+    until the search is ready (`stonelab.protocols.gtp_search.SearchGTPEngine.search_when_ready`)."""
     from stonelab.models.alphazero_go import go_model_from_checkpoint
     from stonelab.protocols.gtp_search import ResignRule, search_gtp_engine
 
@@ -26,13 +40,16 @@ def gtp_engine(cfg: DictConfig):
         resign = ResignRule(cfg.resign_below, cfg.resign_moves)
     except (TypeError, ValueError) as exc:
         raise ConfigError(str(exc)) from None
-    return search_gtp_engine(predictor, cfg.search, resign=resign, name=cfg.name, version=__version__)
+    return search_gtp_engine(predictor, cfg.search, resign=resign, name=cfg.name, version=__version__,
+                             background=notice)
 
 
-def gomocup_engine(cfg: DictConfig):
+def gomocup_engine(cfg: DictConfig, notice: CompileNotice):
     """The brain, ready to move at once: model loaded, search compiled, tree allocated. The
     protocol times each move but not START, so all of that happens before START is read;
-    nothing here imports Lightning (4-5 s)."""
+    nothing here imports Lightning (4-5 s). A first start says on stderr that it compiles
+    (`CompileNotice`). (Compiling on a thread during torch's import, with a stand-in net,
+    gained nothing measurable on 2 cores: both hold the GIL most of the time.)"""
     from stonelab.arena.players import NeuralMCTSPlayer
     from stonelab.games.gomoku_candidates import PruningConfig
     from stonelab.models import checkpoints
@@ -45,6 +62,7 @@ def gomocup_engine(cfg: DictConfig):
     game = loaded.game
     player = NeuralMCTSPlayer(game, net_evaluator(loaded.net, resolve_device(cfg.device)), search, pruning=pruning)
     player.warm_up()
+    notice.ready("the search is compiled")
     about = {"name": cfg.name, "version": __version__, "author": "stonelab",
              "country": "", "www": "", "email": ""}
     return GomocupEngine(game, search_chooser(player), about=about)
@@ -57,5 +75,19 @@ def run(cfg: DictConfig) -> None:
         raise ConfigError("ckpt_path=... is required: a Go checkpoint (protocol=gtp) "
                           "or an alphazero one (protocol=gomocup)")
     set_threads(cfg.torch_threads)
-    engine = gtp_engine(cfg) if cfg.protocol == "gtp" else gomocup_engine(cfg)
-    engine.run()
+    with CompileNotice(COMPILING[cfg.protocol]) as notice:
+        engine = (gtp_engine if cfg.protocol == "gtp" else gomocup_engine)(cfg, notice)
+        engine.run()
+    leave_if_warming(engine)
+
+
+def leave_if_warming(engine) -> None:
+    """End the process now if the engine's warm-up thread is still at work (quit during a
+    first start's compiling): a thread inside numba's compiler or a torch call cannot be
+    stopped, and the interpreter's normal exit under it aborts ("terminate called without
+    an active exception", exit code 134). numba writes its cache files whole or not at all."""
+    pending = getattr(engine, "pending_player", None)
+    if pending is not None and not pending.done():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -214,7 +216,8 @@ def test_printsgf_writes_the_game_that_loadsgf_reads_back(tmp_path):
     assert out[-1] == "=5 (;GM[1]FF[4]CA[UTF-8]AP[stonelab:]SZ[9]KM[0.5]HA[2]AB[gc][cg]\n;W[ee];B[];B[df])"
     path = tmp_path / "out.sgf"
     assert replies(eng, f"printsgf {path}\nprintsgf {tmp_path}\nprintsgf a b\n") == [
-        "=", f"? cannot write {ascii(str(tmp_path))} (Is a directory)", "? printsgf takes at most a file name"]
+        "=", f"? cannot write {ascii(str(tmp_path))} (not a regular file: a directory)",
+        "? printsgf takes at most a file name"]
     again = quick()
     assert replies(again, f"loadsgf {path}\nprintsgf\n")[1] == out[-1].replace("=5", "=")
     assert [p.board.tolist() for p in again.positions] == [p.board.tolist() for p in eng.positions]
@@ -242,3 +245,50 @@ def test_loadsgf_refuses_setup_stones_without_liberties(tmp_path):
     assert replies(eng, f"play b E5\nloadsgf {tmp_path / 'setup.sgf'}\n") == [
         "=", "? cannot load file (illegal setup stones: suicide)"]
     assert len(eng.positions) == 2  # the game before stays
+
+
+def answered_within(eng: GTPEngine, line: str, seconds: float = 60.0) -> str:
+    """The engine's answer to ``line``, failing the test (not hanging it) if it blocks."""
+    answer = []
+    worker = threading.Thread(target=lambda: answer.append(eng.respond(line)), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert answer, f"{line!r} blocked the engine"
+    return answer[0].strip()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_loadsgf_and_printsgf_refuse_what_is_not_a_regular_file(tmp_path):
+    """A FIFO blocked loadsgf for ever (open waits for a writer) and /dev/zero never ends."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    eng = quick()
+    assert answered_within(eng, f"loadsgf {fifo}") == f"? cannot load file {ascii(str(fifo))} (not a regular file: a FIFO)"
+    assert answered_within(eng, f"printsgf {fifo}") == f"? cannot write {ascii(str(fifo))} (not a regular file: a FIFO)"
+    assert answered_within(eng, f"loadsgf {tmp_path}") == (
+        f"? cannot load file {ascii(str(tmp_path))} (not a regular file: a directory)")
+    if os.path.exists("/dev/zero"):
+        assert answered_within(eng, "loadsgf /dev/zero") == (
+            "? cannot load file '/dev/zero' (not a regular file: a character device)")
+    (tmp_path / "game.sgf").write_text("(;SZ[9];B[ee])")
+    link = tmp_path / "link.sgf"
+    link.symlink_to(tmp_path / "game.sgf")  # a link to a regular file is one
+    assert answered_within(eng, f"loadsgf {link}") == "=" and len(eng.positions) == 2
+
+
+def test_play_py_says_on_stderr_that_it_compiles_and_quits_at_once_meanwhile(tmp_path, repo_root,
+                                                                               tiny_maddison_checkpoint):
+    """A fresh clone compiles numba's kernels for a minute: one line on stderr says so at the
+    start (not the protocol's stdout), and a quit meanwhile ends the engine cleanly, though
+    a thread is still compiling."""
+    from stonelab.play import COMPILING
+
+    path = tiny_maddison_checkpoint(tmp_path / "tiny.ckpt")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "empty_numba_cache")}  # nothing cached: all compiles
+    proc = subprocess.run([sys.executable, "src/play.py", f"ckpt_path={path}"], cwd=repo_root, env=env, text=True,
+                          input="1 name\n2 protocol_version\nquit\n", capture_output=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "=1 stonelab\n\n=2 2\n\n=\n\n"
+    assert proc.stderr.count(COMPILING["gtp"]) == 1 and proc.stderr.startswith(COMPILING["gtp"])
+    assert "terminate called" not in proc.stderr and "Traceback" not in proc.stderr
+

@@ -1,19 +1,27 @@
 """GTP with search: genmove on a clock, analysis streaming, cleanup, search-free analysis."""
 
+import threading
 import time
 
 import numpy as np
 import pytest
 import torch
 
+from stonelab.errors import ConfigError
 from stonelab.games.go import GoRules
 from stonelab.games.go_search import GoSearch
 from stonelab.models.go_evaluator import GoNetEvaluator
 from stonelab.models.go_player import GoSearchPlayer
 from stonelab.models.inference import MovePredictor
 from stonelab.models.nets.maddison import MaddisonNet
-from stonelab.protocols.gtp import parse_vertex
-from stonelab.protocols.gtp_search import ResignRule, SearchGTPEngine, cleanup_move
+from stonelab.protocols.gtp import move_name, parse_vertex
+from stonelab.protocols.gtp_search import (
+    ResignRule,
+    SearchGTPEngine,
+    cleanup_move,
+    search_gtp_engine,
+)
+from stonelab.protocols.warmup import Background, CompileNotice
 from stonelab.search.mcts import MCTSConfig
 
 RULES = GoRules(9)
@@ -209,7 +217,6 @@ def test_without_search_it_answers_a_pass_with_a_pass_once_no_point_is_open(pred
 
 def test_a_belief_vit_searches_with_its_value_and_reports_its_ownership(one_thread):
     from stonelab.models.nets.belief_vit import BeliefViT
-    from stonelab.protocols.gtp_search import search_gtp_engine
 
     torch.manual_seed(0)
     vit = MovePredictor(BeliefViT(4, 9, embed_dim=16, heads=2, layers=1, ff_dim=32, belief_hidden=16),
@@ -220,3 +227,85 @@ def test_a_belief_vit_searches_with_its_value_and_reports_its_ownership(one_thre
     line = out.split("\n")[1]
     owner = [float(v) for v in line.split(" ownership ")[1].split()]
     assert len(owner) == 81 and all(-1 <= v <= 1 for v in owner) and len(set(owner)) > 1
+
+
+def test_absurd_numbers_are_refused_or_harmless_never_an_internal_error(predictor):
+    """``lz-analyze b <400 nines>`` answered "? internal error ... OverflowError": int / 100
+    of 309+ digits overflows a float."""
+    nines = "9" * 400
+    eng = engine(predictor, playouts=16)
+    for command in ("lz-analyze", "kata-analyze", "lz-genmove_analyze", "kata-genmove_analyze"):
+        assert eng.respond(f"{command} b {nines}") == "? interval too large (400 digits)\n\n"
+        assert eng.respond(f"{command} b interval {nines}") == "? interval too large (400 digits)\n\n"
+        assert eng.respond(f"{command} b maxmoves {nines}") == "? maxmoves too large (400 digits)\n\n"
+    assert eng.respond(f"lz-analyze {nines}") == "? interval too large (400 digits)\n\n"
+    assert eng.stream is None  # nothing left to stream
+    for line in (f"time_settings {nines} 1 1", f"time_left b 1 {nines}", f"kgs-time_settings absolute {nines}"):
+        assert eng.respond(line).startswith("? ") and "is not a number" in eng.respond(line), line
+    # the largest numbers the clock takes are harmless: the moves still come, searched
+    for line in ("time_settings 1e308 1e308 1e308", "time_left b 1e308 1e308",
+                 "kgs-time_settings byoyomi 1e308 1e308 1e308", "kgs-time_settings canadian 1 1 1e308",
+                 "time_left w 1e-300 1e308"):
+        assert eng.respond(line) == "=\n\n", line
+        assert eng.respond("genmove b").startswith("= ") and eng.respond("genmove w").startswith("= "), line
+
+
+def test_while_the_search_compiles_moves_come_from_the_net_alone(predictor):
+    eng = engine(predictor, playouts=0)
+    eng.playouts = 40
+    searched = engine(predictor, playouts=40).player
+    release = threading.Event()
+    eng.search_when_ready(Background(lambda: release.wait(60) and (lambda: searched)), compiling=lambda: True)
+    net_move = predictor.play_moves([RULES.new_state()])[0]
+    assert eng.respond("genmove b") == f"= {move_name(net_move, 9)}\n\n" and eng.player is None
+    assert eng.respond("name") == "= stonelab\n\n"  # the protocol is answered all along
+    release.set()
+    eng.pending_player.wait(60)
+    assert eng.respond("genmove w").startswith("= ") and eng.player is searched
+    assert searched.root_visit_total > 0 and eng.pending_player is None
+
+
+def test_while_the_search_loads_from_the_cache_a_move_waits_for_it(predictor):
+    """A warm start (numba's cache) takes a second or two: the first move is searched, as
+    it was when the engine loaded everything before answering."""
+    eng = engine(predictor, playouts=0)
+    eng.playouts = 40
+    searched = engine(predictor, playouts=40).player
+    eng.search_when_ready(Background(lambda: time.sleep(0.3) or (lambda: searched)), compiling=lambda: False)
+    assert eng.respond("genmove b").startswith("= ") and eng.player is searched
+    assert searched.root_visit_total > 0
+
+
+def test_a_failed_warm_up_ends_the_engine_as_a_failed_start_would(predictor):
+    def refused():
+        raise ConfigError("search.go_value=net: this checkpoint's net has no value output")
+
+    eng = engine(predictor, playouts=0)
+    eng.search_when_ready(Background(refused), compiling=lambda: True)
+    eng.pending_player.wait(60)
+    with pytest.raises(ConfigError, match="no value output"):
+        eng.respond("genmove b")
+
+
+def test_the_background_warm_up_compiles_what_the_searched_game_runs(predictor, compiled_signatures):
+    """What the thread warms is what the engine then runs (same kernels, same types): nothing
+    compiles in a move afterwards, with or without a clock, after a pass, or analysing."""
+    eng = search_gtp_engine(predictor, {"playouts": 16, "leaves_per_game": 4, "go_value_playouts": 1},
+                            background=CompileNotice("not installed: says nothing"))
+    assert eng.player is None and eng.pending_player is not None
+    assert eng.pending_player.wait(600)
+    before = compiled_signatures()
+    for line in ("genmove b", "genmove w", "time_settings 60 0 0", "genmove b", "play w pass", "genmove b",
+                 "kgs-genmove_cleanup w"):
+        assert eng.respond(line).startswith("="), line
+    assert eng.player is not None and eng.player.root_visit_total > 0
+    out = run_lines(eng, ["lz-analyze b 5", "name"], pause_after=0, pause=0.2)
+    assert "info move" in out
+    assert compiled_signatures() == before
+
+
+def test_search_free_engines_warm_up_too(predictor):
+    eng = search_gtp_engine(predictor, {"playouts": 0}, background=CompileNotice("not installed"))
+    assert eng.pending_player.wait(600)
+    assert eng.respond("genmove b").startswith("= ") and eng.player is None and eng.pending_player is None
+

@@ -20,7 +20,9 @@ time_left.
   even ones; place_free_handicap places the largest standard set not over N).
 - ``loadsgf FILE [MOVE]`` loads the first game of an SGF file (`stonelab.data.sgf`):
   its size must be the model's, its komi is taken, and the position is the one before
-  move MOVE (after MOVE - 1 moves), or the end of the game.
+  move MOVE (after MOVE - 1 moves), or the end of the game. Only a regular file is read,
+  and ``printsgf`` writes to one only: opening a FIFO blocks the engine until the other
+  end opens it, and /dev/zero never ends.
 - ``printsgf [FILE]`` writes the game so far (size, komi, handicap stones, moves) as
   SGF to FILE, or answers with it.
 - ``final_status_list alive|dead|seki``: dead stones are those random playouts from
@@ -42,10 +44,11 @@ characters is refused whole; a bug inside a command answers "? internal error ..
 from __future__ import annotations
 
 import math
+import os
 import re
+import stat
 from collections.abc import Callable
-from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 import numpy as np
 
@@ -139,6 +142,38 @@ def position_for(state: GoState, colour: int) -> GoState:
 def score_name(score: float) -> str:
     """A score (black - white - komi) as GTP's final_score and SGF's RE write it: B+3.5, W+0.5, 0."""
     return "0" if score == 0 else f"{'B' if score > 0 else 'W'}+{abs(score):g}"
+
+
+class NotRegularFile(OSError):
+    """A path that names a FIFO, a device, a socket or a directory: what it is."""
+
+
+def regular_file(name: str, flags: int) -> BinaryIO:
+    """``name`` opened with ``flags`` (os.O_RDONLY, or os.O_WRONLY | os.O_CREAT), if it is a
+    regular file: opening a FIFO blocks until the other end opens it (for ever, in an
+    engine), and /dev/zero never ends. Checked before opening, for the message, and once
+    open without blocking, so that a path swapped in between cannot slip through."""
+    try:
+        _require_regular(os.stat(name).st_mode)
+    except FileNotFoundError:
+        if not flags & os.O_CREAT:
+            raise
+    fd = os.open(name, flags | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        _require_regular(os.fstat(fd).st_mode)
+    except NotRegularFile:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "wb" if flags & os.O_WRONLY else "rb")
+
+
+def _require_regular(mode: int) -> None:
+    if not stat.S_ISREG(mode):
+        raise NotRegularFile(_FILE_KINDS.get(stat.S_IFMT(mode), "not a plain file"))
+
+
+_FILE_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+               stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a directory"}
 
 
 def parse_colour(text: str) -> int:
@@ -299,8 +334,10 @@ class GTPEngine:
         """The first game of SGF file ``name`` (a `stonelab.data.sgf.GameRecord`)."""
         cannot = f"cannot load file {shown(name, 200)}"
         try:
-            with open(name, "rb") as handle:
+            with regular_file(name, os.O_RDONLY) as handle:
                 data = handle.read(MAX_SGF_BYTES + 1)
+        except NotRegularFile as exc:
+            raise GTPError(f"{cannot} (not a regular file: {exc})") from None
         except OSError as exc:
             raise GTPError(f"{cannot} ({exc.strerror or type(exc).__name__})") from None
         if len(data) > MAX_SGF_BYTES:
@@ -338,7 +375,11 @@ class GTPEngine:
         if not args:
             return text
         try:
-            Path(args[0]).write_text(text + "\n", encoding="utf-8")
+            with regular_file(args[0], os.O_WRONLY | os.O_CREAT) as handle:
+                handle.truncate()
+                handle.write((text + "\n").encode("utf-8"))
+        except NotRegularFile as exc:
+            raise GTPError(f"cannot write {shown(args[0], 200)} (not a regular file: {exc})") from None
         except OSError as exc:
             raise GTPError(f"cannot write {shown(args[0], 200)} ({exc.strerror or type(exc).__name__})") from None
         return ""

@@ -28,19 +28,29 @@
 
 A model run without search (``search.playouts=0``) answers the analysis commands with its
 priors (visits 0), so GUIs still draw its heatmap.
+
+In `src/play.py` the numba kernels compile (a fresh clone) or load from numba's cache on a
+thread (`warm_up`). While they compile, the engine answers from the moment the checkpoint
+is loaded and plays and analyses as without search, with the net alone, until the search
+is ready (stderr says when it starts compiling and when it is done); the search takes
+over at the next command. Loading from the cache takes a second or two, which the first
+command waits for: a warm start searches from its first move.
 """
 
 from __future__ import annotations
 
+import copy
 import queue
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
 
 import numpy as np
 
+from stonelab.errors import ConfigError
 from stonelab.games.go import GoState
 from stonelab.games.go_ownership import open_points
 from stonelab.protocols.gtp import (
@@ -53,6 +63,8 @@ from stonelab.protocols.gtp import (
 )
 from stonelab.protocols.gtp_clock import GTPClock, expected_moves_left
 from stonelab.protocols.streams import MAX_LINE, input_lines, is_ascii_number, protocol_streams
+from stonelab.protocols.warmup import Background, CompileNotice
+from stonelab.search.mcts import MCTSConfig
 
 ANALYZE_COMMANDS = ("lz-analyze", "kata-analyze")
 GENMOVE_ANALYZE_COMMANDS = ("lz-genmove_analyze", "kata-genmove_analyze")
@@ -93,8 +105,8 @@ def parse_analyze_args(args: list[str]) -> AnalyzeRequest:
     if words and words[0].lower() in ("b", "w", "black", "white"):
         colour = parse_colour(words.pop(0))
     request = AnalyzeRequest(colour=colour, interval=1.0)
-    if words and is_ascii_number(words[0]):
-        request.interval = int(words.pop(0)) / 100
+    if words and is_ascii_number(words[0]):  # digits capped: int / 100 of 309+ digits overflows a float
+        request.interval = number_argument(words.pop(0), "interval") / 100
     while words:
         key = words.pop(0).lower()
         if not words:
@@ -145,10 +157,43 @@ class SearchGTPEngine(GTPEngine):
             "time_left": self.time_left,
             **{name: self._streamed(name) for name in (*ANALYZE_COMMANDS, *GENMOVE_ANALYZE_COMMANDS)},
         })
+        self.pending_player: Background | None = None  # the search, still warming up
+        self.compiling: Callable[[], bool] = lambda: False
 
     def clear_board(self) -> str:
         self.low_winrate_moves = 0  # a new game: the resign count starts over
         return super().clear_board()
+
+    # -- a search that compiles while the engine already plays
+    def search_when_ready(self, pending: Background, compiling: Callable[[], bool]) -> None:
+        """Take the searched player from ``pending`` (a thread warming the engine's kernels
+        up, returning ``make_player() -> GoSearchPlayer``, or None for an engine without
+        search) once it is done. Until then, while ``compiling()`` (numba compiles: a first
+        start, a minute) commands are answered at once and moves and analysis come from the
+        net alone; otherwise (numba loads from its cache: a second or two) a command waits
+        for the search, so a warm start searches from its first move, as it always did."""
+        self.pending_player, self.compiling = pending, compiling
+
+    def respond(self, line: str) -> str | None:
+        self._await_search()
+        return super().respond(line)
+
+    def _await_search(self) -> None:
+        """Adopt the searched player if its warm-up is done (or only loads from the cache).
+        Built here, on the engine's thread, so the engine's own player never crosses threads.
+        A failed warm-up (a setting the checkpoint cannot search with) ends the engine, as
+        it would have ended at the start."""
+        pending = self.pending_player
+        if pending is None:
+            return
+        while not pending.wait(0.05) and not self.compiling():
+            pass
+        if not pending.done():
+            return
+        self.pending_player = None
+        make_player = pending.result()
+        if make_player is not None:
+            self.player = make_player()
 
     # -- moves
     def _legal_priors(self, state: GoState) -> np.ndarray:
@@ -417,29 +462,71 @@ ENGINE_TREE_NODES = 20_000  # room for analysis to grow (19x19: ~170 MB of edges
 
 
 def search_gtp_engine(predictor, search, *, resign: ResignRule | None = None, name: str = "stonelab",
-                      version: str = "") -> SearchGTPEngine:
+                      version: str = "", background: CompileNotice | None = None) -> SearchGTPEngine:
     """A Go move predictor as a GTP engine; ``search`` (the ``search`` config or None) with
-    ``playouts: 0`` or None plays the net's move without search."""
-    from stonelab.errors import ConfigError
+    ``playouts: 0`` or None plays the net's move without search.
+
+    ``background`` (`src/play.py`), the `CompileNotice` of a first start: the kernels
+    compile or load on a thread (`warm_up`), the net's move first, then the search, which
+    takes over when ready (`SearchGTPEngine.search_when_ready`); the notice says when.
+    Without it the search is built before this returns (compiling on first use)."""
     from stonelab.models.go_player import go_search_player
 
     settings = dict(search or {"playouts": 0})
     playouts = settings.get("playouts", 0)
     if not isinstance(playouts, int) or playouts < 0:
         raise ConfigError(f"search.playouts={playouts!r} must be an integer >= 0 (0: no search)")
-    player = None
     if playouts > 0:
+        MCTSConfig(**settings)  # a bad setting is refused now, not by a thread later
         settings.setdefault("max_nodes", None)
         settings["max_nodes"] = settings["max_nodes"] or max(2 * (playouts + 2) + 8, ENGINE_TREE_NODES)
-        player = go_search_player(predictor, settings)
 
-    def choose(states, histories):  # without search: the net's move (a belief_vit's gate applies)
-        return predictor.play_moves(states, histories=histories)
+    def engine(player, playouts, predictor=predictor):
+        def choose(states, histories):  # without search: the net's move (a belief_vit's gate applies)
+            return predictor.play_moves(states, histories=histories)
 
-    def ownership(state):  # a belief_vit's end-of-game owner map, the side to move's view
-        out = predictor.outputs([state])
-        return None if out.belief_map is None else out.belief_map[0].flatten().cpu().numpy()
+        def ownership(state):  # a belief_vit's end-of-game owner map, the side to move's view
+            out = predictor.outputs([state])
+            return None if out.belief_map is None else out.belief_map[0].flatten().cpu().numpy()
 
-    return SearchGTPEngine(predictor.rules.n, choose, player, priors=lambda state: predictor.probabilities([state])[0],
-                           ownership=ownership, playouts=playouts, seconds=settings.get("seconds"),
-                           resign=resign, name=name, version=version)
+        return SearchGTPEngine(predictor.rules.n, choose, player,
+                               priors=lambda state: predictor.probabilities([state])[0], ownership=ownership,
+                               playouts=playouts, seconds=settings.get("seconds"), resign=resign, name=name,
+                               version=version)
+
+    if background is None:
+        return engine(go_search_player(predictor, settings) if playouts else None, playouts)
+    twin = copy.deepcopy(predictor)  # the thread's own net: it shares no buffer with the engine's
+
+    def warmed():
+        warm_up(lambda player, playouts: engine(player, playouts, twin), twin, settings if playouts else None)
+        background.ready()
+        return (lambda: go_search_player(predictor, settings)) if playouts else None
+
+    ours = engine(None, playouts)
+    ours.search_when_ready(Background(warmed), compiling=lambda: background.said)
+    return ours
+
+
+WARM_UP_PLAYOUTS = 8
+WARM_UP_NODES = 64  # a throwaway tree that fills up: the search compacts it too
+
+
+def warm_up(engine, predictor, settings: dict | None) -> None:
+    """Compile (or load) what the engine's moves run, on a scratch game: first the net's
+    move, which the engine plays until the search is ready, then (``settings``, the
+    search's) searched moves with and without a clock, and a reply to a pass (the
+    cleanup that looks for open points). ``engine(player, playouts)`` builds a scratch
+    engine; ``predictor`` is the thread's own."""
+    from stonelab.models.go_player import go_search_player
+
+    engine(None, 0).genmove(["b"])
+    if settings is None:
+        return
+    player = go_search_player(predictor, {**settings, "max_nodes": WARM_UP_NODES})
+    scratch = engine(player, WARM_UP_PLAYOUTS)
+    scratch.genmove(["b"])
+    scratch.genmove(["w"])                              # one move on: the tree is kept
+    scratch.time_settings(["600", "0", "0"])            # a clock: the search runs to a deadline
+    scratch.play(["w", "pass"])
+    scratch.genmove(["b"])
