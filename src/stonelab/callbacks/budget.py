@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 from datetime import timedelta
 
 import lightning as L
 
+from stonelab.callbacks.wall_clock import JobClock
 from stonelab.errors import ConfigError, check
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ def format_duration(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
-class Budget(L.Callback):
+class Budget(JobClock, L.Callback):
     """Stop training when the first of the configured limits is reached (None: no limit)."""
 
     def __init__(self, *, max_time: str | None = None, max_updates: int | None = None,
@@ -70,17 +70,8 @@ class Budget(L.Callback):
         self.max_rounds = max_rounds
         self.max_games = max_games
         self.steps_per_round = steps_per_round  # rounds and games are counted where a round would start
-        self.seconds_before = 0.0  # job seconds of earlier sessions of a resumed run
-        self.session_start = time.monotonic()  # reset by the pipeline when the job starts
+        JobClock.__init__(self)
         self.stop_reason: str | None = None
-
-    def start_clock(self) -> None:
-        """The job starts now (called before anything slow is built)."""
-        self.session_start = time.monotonic()
-
-    def elapsed(self) -> float:
-        """Job seconds so far, across resumes."""
-        return self.seconds_before + time.monotonic() - self.session_start
 
     def describe(self) -> str:
         """``3:12 of 10:00`` or the counters this run is bounded by."""

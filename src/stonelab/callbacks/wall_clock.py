@@ -19,11 +19,14 @@ import lightning as L
 from lightning.pytorch.callbacks import Timer
 
 
-class WallClock(L.Callback):
+class JobClock:
+    """A job's seconds across resumes: those of earlier parts of the run (from the checkpoint,
+    ``elapsed_s``) plus this process's since `start_clock`. The one clock of `WallClock` and
+    of the AlphaZero runs' `Budget`; the pipeline starts every such clock with the job."""
+
     def __init__(self):
         self.seconds_before = 0.0  # job seconds before this resume (from the checkpoint)
         self.started = time.monotonic()  # reset by the pipeline when the job starts
-        self.stage: str | None = None
 
     def start_clock(self) -> None:
         """The job starts now (called before anything slow is built)."""
@@ -32,6 +35,12 @@ class WallClock(L.Callback):
     def elapsed(self) -> float:
         """Job seconds so far, across resumes."""
         return self.seconds_before + time.monotonic() - self.started
+
+
+class WallClock(JobClock, L.Callback):
+    def __init__(self):
+        super().__init__()
+        self.stage: str | None = None
 
     def train_minutes(self, trainer: L.Trainer) -> float:
         timer = next((c for c in trainer.callbacks if isinstance(c, Timer)), None)
