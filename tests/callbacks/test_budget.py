@@ -47,7 +47,7 @@ def _trainer(*callbacks):
 
 def test_time_covers_the_whole_job_and_keeps_room_for_the_final_evaluation(monkeypatch):
     clock = _Clock()
-    monkeypatch.setattr("stonelab.callbacks.budget.time.monotonic", clock)
+    monkeypatch.setattr("stonelab.callbacks.wall_clock.time.monotonic", clock)
     budget = Budget(max_time="00:00:10:00")
     budget.start_clock()
     final_match = SimpleNamespace(seconds_after_training=lambda: 90.0)
@@ -63,7 +63,7 @@ def test_time_covers_the_whole_job_and_keeps_room_for_the_final_evaluation(monke
 
 def test_time_adds_up_across_resumes(monkeypatch):
     clock = _Clock()
-    monkeypatch.setattr("stonelab.callbacks.budget.time.monotonic", clock)
+    monkeypatch.setattr("stonelab.callbacks.wall_clock.time.monotonic", clock)
     first = Budget(max_time="00:00:01:00")
     first.start_clock()
     clock.now += 45
