@@ -82,15 +82,15 @@ class AlphaZeroGoModel:
         """Policy logits, and the ownership map of a net with an ownership head (None without):
         what kata-analyze asks a model for."""
         planes = self.planes(states)
-        priors, _ = self.evaluate(planes)
-        ownership = None
-        if getattr(self.net, "ownership_conv", None) is not None:
-            with torch.inference_mode():
-                owned = self.net.heads(torch.from_numpy(planes).to(self.device))["ownership"].float().cpu()
-            n = self.rules.n  # tanh(logit / 2) = owned, so logit = 2 atanh(owned)
-            ownership = (2 * torch.atanh(owned.clamp(-0.999999, 0.999999))).reshape(-1, n, n)
-        return GoModelOutput(policy_logits=torch.from_numpy(np.log(np.maximum(priors, 1e-30))),
-                             ownership_logits=ownership)
+        if getattr(self.net, "ownership_conv", None) is None:
+            priors, _ = self.evaluate(planes)
+            return GoModelOutput(policy_logits=torch.from_numpy(np.log(np.maximum(priors, 1e-30))))
+        with torch.inference_mode():  # one forward for the policy and the ownership map
+            out = self.net.heads(torch.from_numpy(planes).to(self.device))
+        owned = out["ownership"].float().cpu()
+        n = self.rules.n  # tanh(logit / 2) = owned, so logit = 2 atanh(owned)
+        return GoModelOutput(policy_logits=out["log_policy"].float().cpu(),
+                             ownership_logits=2 * torch.atanh(owned.clamp(-0.999999, 0.999999)).reshape(-1, n, n))
 
 
 def go_model_from_checkpoint(path: str, device: str | torch.device = "cpu", symmetries: int = 1):
