@@ -1,6 +1,6 @@
 """Seconds from starting `src/play.py` to its first replies, as a GUI or a referee sees them.
 
-    python scripts/first_move_latency.py [--cold] [--engines go9 go9_alphazero go19 gomoku] [--playouts 400]
+    python scripts/first_move_latency.py [--cold | --compiled] [--engines go9 go9_alphazero go19 gomoku] [--playouts 400]
 
 Each engine is started as a GUI would start it and driven the way a GUI opens a game:
 GTP ``protocol_version``, ``name``, ``boardsize``, ``clear_board``, ``komi``, ``genmove b``;
@@ -13,7 +13,9 @@ from the net alone, says when its search is ready (the script waits for that lin
 
 ``--cold`` points ``NUMBA_CACHE_DIR`` at an empty folder: every numba kernel compiles, as on
 a fresh clone, and the shared cache is left alone. Without it, the cache is used as it is
-(run once first for a warm start). The load average is printed with each run: timings on
+(run once first for a warm start). ``--compiled`` is a fresh clone set up as the README's
+install line does it: an empty cache, then ``python -m stonelab.compile`` (timed), then the
+engines. The load average is printed with each run: timings on
 a busy machine are inflated.
 """
 
@@ -126,13 +128,21 @@ def measure(name: str, playouts: int | None, env: dict[str, str], ready_limit: f
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--engines", nargs="+", choices=sorted(ENGINES), default=["go9", "go19", "gomoku"])
-    parser.add_argument("--cold", action="store_true", help="an empty numba cache: everything compiles")
+    start = parser.add_mutually_exclusive_group()
+    start.add_argument("--cold", action="store_true", help="an empty numba cache: everything compiles")
+    start.add_argument("--compiled", action="store_true",
+                       help="an empty numba cache filled by python -m stonelab.compile first (the install line)")
     parser.add_argument("--playouts", type=int, default=None, help="search.playouts (default: conf/play.yaml's)")
     parser.add_argument("--ready-limit", type=float, default=600.0,
                         help="GTP: seconds to wait, after the first move, for a compiling engine's search")
     options = parser.parse_args(argv)
     env = dict(os.environ)
     with tempfile.TemporaryDirectory(prefix="numba_cold_") as cache:
+        if options.compiled:
+            env["NUMBA_CACHE_DIR"] = cache
+            began = time.monotonic()
+            subprocess.run([sys.executable, "-m", "stonelab.compile"], cwd=ROOT, env=env, check=True)
+            print(f"python -m stonelab.compile: {time.monotonic() - began:.0f} s ({load()})", flush=True)
         for name in options.engines:
             if options.cold:  # a fresh empty cache each: no engine profits from another's compiling
                 env["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(dir=cache)

@@ -21,9 +21,10 @@ PROTOCOLS = ("gtp", "gomocup")
 # On stderr once numba first compiles (a fresh clone), so that nobody takes the engine for
 # hung. The times: scripts/first_move_latency.py --cold on 2 cores, idle to busy.
 COMPILING = {
-    "gtp": "stonelab: compiling the search for this machine (first start only, ~20-90 s); "
-           "until it is ready, moves come from the net alone",
-    "gomocup": "stonelab: compiling the search for this machine (first start only, ~15-60 s) before START",
+    "gtp": "stonelab: compiling the search for this machine (first start only, ~20-90 s; "
+           "python -m stonelab.compile does it ahead); until it is ready, moves come from the net alone",
+    "gomocup": "stonelab: compiling the search for this machine (first start only, ~15-60 s; "
+               "python -m stonelab.compile does it ahead) before START",
 }
 
 
