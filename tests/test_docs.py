@@ -141,7 +141,7 @@ def test_readme_is_a_front_door(doc_pages):
     assert len(readme.splitlines()) <= 320, "the README is the front door: details belong in docs/"
     assert not re.search(r"\bseeds? 00\d", readme, re.I), "the README names the papers by title"
     # .ci/run runs the Quickstart's test command: keep the two the same
-    assert "pip install torch==2.13.0 && pip install -e . && python src/train.py" in readme
+    assert "pip install torch==2.13.0 && pip install -e . && python -m stonelab.compile && python src/train.py" in readme
     assert 'pip install torch==2.13.0 && pip install -e ".[dev]" && python -m pytest' in readme
 
 
