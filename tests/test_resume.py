@@ -110,18 +110,19 @@ class _Recorder:
 
     def callback(self):
         import lightning as L
-        from lightning.pytorch.callbacks import Timer
+
+        from stonelab.callbacks.budget import Budget
 
         recorder = self
 
         class Record(L.Callback):
             def on_train_start(self, trainer, pl_module):
                 optimizer = trainer.optimizers[0]
-                timer = next(c for c in trainer.callbacks if isinstance(c, Timer))
+                budget = next(c for c in trainer.callbacks if isinstance(c, Budget))  # the whole job's clock
                 recorder.starts.append({
                     "step": trainer.global_step, "optimizer": copy.deepcopy(optimizer.state_dict()),  # updated in place
                     "scheduler": trainer.lr_scheduler_configs[0].scheduler.state_dict(),
-                    "timer_s": timer.time_elapsed("train")})
+                    "job_s": budget.elapsed()})
 
             def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
                 lr = trainer.optimizers[0].param_groups[0]["lr"]
@@ -190,7 +191,7 @@ def test_a_go_run_resumed_twice_trains_as_one_uninterrupted_run(tmp_path, fit_go
                for i in saved_moments)
     assert second["scheduler"] == saved["lr_schedulers"][0]
     assert second["scheduler"]["last_epoch"] == 1  # the rate was halved once already
-    assert second["timer_s"] >= saved["callbacks"]["Timer"]["time_elapsed"]["train"] > 0
+    assert second["job_s"] >= saved["callbacks"]["Budget"]["elapsed_s"] > 0
 
     # One metrics.csv holding every session's updates once; best/last point at files of this run.
     rows = list(csv.DictReader((tmp_path / "pieced" / "csv" / "metrics.csv").open()))

@@ -139,7 +139,7 @@ def _train(cfg: DictConfig, start: float) -> dict:
         path = os.path.join(cfg.paths.output_dir, "result.json")
         with open(path, "w") as f:  # a disk that refuses it is one line (disk_trouble)
             json.dump(result, f, indent=2)
-        report(result, trainer, path)
+        report(result, trainer, path, cfg.trainer.get("max_time"))
     if stopped is not None:
         raise stopped  # its exit status says the run did not finish (StoppedBySignal)
     return result
@@ -205,7 +205,7 @@ def check_one_run_folder(cfg: DictConfig, trainer) -> None:
                     len(set(folders)), ", ".join(sorted(set(folders))))
 
 
-def report(result: dict, trainer, result_path: str) -> None:
+def report(result: dict, trainer, result_path: str, max_time: str | None = None) -> None:
     """The end of a run in a few lines: how long, how far, how strong, where the model is."""
     took = format_duration(result["seconds"])
     if result.get("job_seconds", 0) > result["seconds"] + 1:  # a resumed run
@@ -224,15 +224,54 @@ def report(result: dict, trainer, result_path: str) -> None:
                      f"[95% CI {last['ci_low']:.2f}, {last['ci_high']:.2f}]")
     test = {k: v for k, v in result["metrics"].items() if k.startswith("test/")}
     if test:
-        lines.append("held-out games: " + ", ".join(f"{k[5:]} {v:.4f}" for k, v in sorted(test.items())))
+        shown = [k for k in HELD_OUT_HEADLINE if f"test/{k}" in test]
+        rest = " (the rest in result.json)" if len(test) > len(shown) else ""
+        lines.append("held-out games: " + ", ".join(f"{k} {test['test/' + k]:.4f}" for k in shown) + rest)
     for key, name in [("best_evaluation_checkpoint", "best model (best evaluation)"),
                       ("best_checkpoint", "best model (best validation)"),
                       ("last_checkpoint", "last checkpoint")]:
         if result.get(key):
             lines.append(f"{name}: {result[key]}")
     lines.append(f"result: {result_path}")
+    if not result.get("stopped_by_signal"):
+        lines += [f"next: {command}" for command in next_commands(result, max_time)]
     for line in lines:
         log.info(line)
+
+
+# The held-out figures of the end line, in this order, where the model has them: move
+# prediction, the value output, and the belief ViT's belief (its confidence's calibration,
+# the ownership map, the gate).
+HELD_OUT_HEADLINE = ["top1", "top5", "top10", "value_acc", "value_acc_moves_150_up", "ece", "belief_error",
+                     "ownership_acc", "gate_rate", "gate_top1"]
+
+
+def next_commands(result: dict, max_time: str | None) -> list[str]:
+    """What a person does with a finished run: play its model, score it, train it longer."""
+    model = result.get("best_evaluation_checkpoint") or result.get("best_checkpoint") or result.get("last_checkpoint")
+    if not model:
+        return []
+    go = result["game"].startswith("go")
+    commands = [f"python src/play.py {'' if go else 'protocol=gomocup '}ckpt_path={model}"
+                f"    # play it ({'GTP: a GUI, GNU Go' if go else 'Gomocup brain'})"]
+    if "rounds" in result:  # AlphaZero: a match; a move predictor: its held-out accuracy
+        commands.append(f"python src/eval.py task=match ckpt_path={model} games=50    # score it")
+    else:
+        commands.append(f"python src/eval.py task=predict ckpt_path={model}    # score it on held-out games")
+    seconds = parse_duration(max_time) if max_time else None
+    if result.get("last_checkpoint") and seconds:
+        longer = format_duration_dhms(2 * seconds)
+        commands.append(f"python src/train.py ckpt_path={result['last_checkpoint']} trainer.max_time={longer}"
+                        f"    # train it longer (the time is the whole run's)")
+    return commands
+
+
+def format_duration_dhms(seconds: float) -> str:
+    """``DD:HH:MM:SS``, the form trainer.max_time takes."""
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    days, hours = divmod(hours, 24)
+    return f"{days:02d}:{hours:02d}:{minutes:02d}:{secs:02d}"
 
 
 DATA_WORDS = {"selfplay": "its own self-play games", "kgs": "expert games"}
@@ -285,5 +324,9 @@ def check_seed(cfg: DictConfig) -> None:
 def check_budget(cfg: DictConfig, model, callbacks) -> None:
     """A readable max_time, and the model's own say on the trainer's limits."""
     parse_duration(cfg.trainer.get("max_time"))
+    budget = next((cb for cb in callbacks if isinstance(cb, Budget)), None)
+    if budget is not None and budget.counts_self_play() and not hasattr(model, "train_steps"):
+        raise ConfigError("callbacks.budget.max_updates / max_rounds / max_games count self-play (model=alphazero); "
+                          "bound this model with trainer.max_steps, trainer.max_epochs or trainer.max_time")
     if hasattr(model, "check_trainer_config"):  # a model that counts its own training (alphazero's updates)
         model.check_trainer_config(cfg.trainer)

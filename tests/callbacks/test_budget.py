@@ -58,7 +58,7 @@ def test_time_covers_the_whole_job_and_keeps_room_for_the_final_evaluation(monke
     clock.now += 15  # 8:35 + 1:30 for the final match > 10:00
     budget.on_train_batch_end(trainer, _module(), None, None, 0)
     assert trainer.should_stop
-    assert "1:30 kept for the final evaluation" in budget.stop_reason
+    assert "1:30 kept for what comes after training" in budget.stop_reason
 
 
 def test_time_adds_up_across_resumes(monkeypatch):
@@ -121,3 +121,58 @@ def test_a_resumed_run_past_its_budget_trains_no_further(tmp_path, compose_train
     saved = torch.load(tmp_path / "b" / "checkpoints" / "last.ckpt", weights_only=True)
     assert saved["stonelab"]["train_steps"] == 2
     assert json.loads((tmp_path / "b" / "result.json").read_text())["stop_reason"].startswith("2 updates")
+
+
+# -- supervised Go runs: the same whole-job budget, validation by time, the end summary
+
+
+def test_a_supervised_budget_counts_time_only_and_refuses_self_play_units(tmp_path, compose_go):
+    budget = Budget(max_time="00:00:00:10")
+    assert not budget.counts_self_play()
+    assert budget.reached(SimpleNamespace(), SimpleNamespace(callbacks=[])) is None  # no train_steps needed
+    cfg = compose_go("maddison_cnn", ["model.net.depth=2", "model.net.filters=4", "+callbacks.budget.max_rounds=3"],
+                     tmp_path)
+    with pytest.raises(ConfigError, match="max_rounds / max_games count self-play .* trainer.max_steps"):
+        train(cfg)
+
+
+def test_a_supervised_run_keeps_room_for_its_last_validation_and_test():
+    from stonelab.callbacks.wall_clock import WallClock
+
+    clock = WallClock()
+    assert clock.seconds_after_training() == 0.0  # nothing measured yet
+    clock.on_fit_start(SimpleNamespace(datamodule=SimpleNamespace(val_games=10, test_games=30)), None)
+    clock.validation_seconds = 4.0
+    assert clock.seconds_after_training() == 4.0 * (1 + 3)  # one more validation, then 3x its games
+
+
+def test_the_default_supervised_job_is_a_budget_with_validation_by_time(compose_config):
+    for model in ("maddison_cnn", "belief_vit"):
+        cfg = compose_config("train", [f"model={model}"])
+        assert cfg.trainer.max_time == "00:00:10:00" and cfg.callbacks.budget.max_time == "00:00:10:00"
+        assert cfg.trainer.val_check_interval == "00:00:03:00"
+    cnn = compose_config("train", ["model=maddison_cnn"]).model
+    assert (cnn.net.depth, cnn.net.filters, cnn.optimizer) == (6, 64, "adamw")
+    paper = compose_config("train", ["experiment=maddison_cnn_paper"])
+    assert (paper.model.net.depth, paper.model.net.filters, paper.model.optimizer, paper.model.lr) == (12, 128, "sgd", 0.128)
+    assert paper.trainer.max_time is None and paper.trainer.max_epochs == 5
+    vit = compose_config("train", ["experiment=belief_vit_paper"])
+    assert (vit.model.net.embed_dim, vit.model.batch_size, vit.model.optimizer, vit.model.lr) == (128, 64, "adam", 1e-4)
+
+
+def test_a_short_supervised_run_validates_at_its_end_and_says_what_to_do_next(tmp_path, compose_go, caplog):
+    # Validation by time (every 3 minutes) would never come in a 3-step run: it validates at
+    # the end of its pass over the games, keeps a best checkpoint, and the end line says next steps.
+    cfg = compose_go("maddison_cnn", ["model.net.depth=2", "model.net.filters=4", "logger=csv"], tmp_path)
+    assert cfg.trainer.val_check_interval == "00:00:03:00"
+    with caplog.at_level("INFO", logger="stonelab.pipeline"):
+        result = train(cfg)
+    assert "val/top1" in result["metrics"] and result["best_checkpoint"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "stonelab.pipeline"]
+    held_out = next(line for line in lines if line.startswith("held-out games: "))
+    assert held_out.index("top1") < held_out.index("top5") < held_out.index("top10")
+    nexts = [line for line in lines if line.startswith("next: ")]
+    assert nexts[0].startswith(f"next: python src/play.py ckpt_path={result['best_checkpoint']}")
+    assert nexts[1].startswith(f"next: python src/eval.py task=predict ckpt_path={result['best_checkpoint']}")
+    assert nexts[2].startswith(f"next: python src/train.py ckpt_path={result['last_checkpoint']} "
+                               f"trainer.max_time=00:00:20:00")

@@ -1,22 +1,25 @@
-"""The Budget callback: what ends an AlphaZero run, in the units users count.
+"""The Budget callback: what ends a training run, in the units users count.
 
-Lightning's ``max_time`` counts only the fitting loop (not the buffer fill before
-the first step, nor the match played after the last) and its ``max_steps`` counts
-optimizer steps, of which one AlphaZero update makes up to ``model.epochs_per_step``.
-This callback replaces both for self-play runs:
+Lightning's ``max_time`` counts only the fitting loop (not the buffer fill or the game
+cache built before the first step, nor the match or the held-out test after the last)
+and its ``max_steps`` counts optimizer steps, of which one AlphaZero update makes up to
+``model.epochs_per_step``. This callback replaces both:
 
 - ``max_time`` (DD:HH:MM:SS) covers the whole job from the start of training code
-  to the end of the final evaluation: the first buffer fill and numba compilation
-  are inside it, and training stops early enough to leave room for the final
-  evaluation (as long as the longest evaluation of this run so far took). The clock
-  adds up across resumes, like Lightning's own timer.
-- ``max_updates`` / ``max_rounds`` / ``max_games``: updates (one minibatch,
-  up to ``epochs_per_step`` passes), self-play rounds, finished self-play games.
+  to the end of the run's last work: numba compilation, the first buffer fill or the
+  KGS game cache are inside it, and training stops early enough to leave room for what
+  comes after it (``seconds_after_training()`` of the other callbacks: AlphaZero's final
+  evaluation, as long as the longest so far; a supervised run's last validation and its
+  held-out test, `stonelab.callbacks.wall_clock.WallClock`). The clock adds up across
+  resumes, like Lightning's own timer. Every model has it.
+- ``max_updates`` / ``max_rounds`` / ``max_games`` (AlphaZero only): updates (one
+  minibatch, up to ``epochs_per_step`` passes), self-play rounds, finished self-play games.
+  Supervised runs count steps and epochs with Lightning's ``trainer.max_steps`` / ``max_epochs``.
 
 Whichever limit comes first ends the run. Limits are checked after every update,
 so a run stops at most one self-play round plus one update past ``max_time`` (the
-round is never cut: its games are the data of the next updates); the final
-evaluation may take longer than the reserve when the machine gets slower.
+round is never cut: its games are the data of the next updates); what comes after
+training may take longer than the reserve when the machine gets slower.
 """
 
 from __future__ import annotations
@@ -108,8 +111,14 @@ class Budget(JobClock, L.Callback):
             trainer.should_stop = True
         return bool(reason)
 
+    def counts_self_play(self) -> bool:
+        """Whether a limit in self-play's units is set (only an AlphaZero module counts them)."""
+        return any(limit is not None for limit in (self.max_updates, self.max_rounds, self.max_games))
+
     def reached(self, module, trainer) -> str | None:
         """Which limit the run has reached, in words (None: none yet)."""
+        if not self.counts_self_play():
+            return self._time(trainer)
         if self.max_updates is not None and module.train_steps >= self.max_updates:
             return f"{module.train_steps} updates (callbacks.budget.max_updates={self.max_updates})"
         if module.train_steps % self.steps_per_round == 0:
@@ -129,6 +138,6 @@ class Budget(JobClock, L.Callback):
             reserve = sum(cb.seconds_after_training() for cb in trainer.callbacks
                           if hasattr(cb, "seconds_after_training"))
             if self.elapsed() + reserve >= self.max_seconds:
-                kept = f", {format_duration(reserve)} kept for the final evaluation" if reserve else ""
+                kept = f", {format_duration(reserve)} kept for what comes after training" if reserve else ""
                 return f"{format_duration(self.elapsed())} of trainer.max_time={self.max_time}{kept}"
         return None

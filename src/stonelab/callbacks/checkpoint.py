@@ -87,6 +87,11 @@ class CurrentLastCheckpoint(ModelCheckpoint):
         super().on_train_epoch_end(trainer, pl_module)
         if self._should_save_on_train_epoch_end(trainer):
             self._refresh_last(trainer)
+        elif getattr(trainer, "_val_check_time_interval", None) is not None and self.save_last and \
+                not trainer.fast_dev_run:
+            # Validation by time saved last.ckpt inside the epoch's last batch, before the epoch
+            # counted as done: rewritten now, a resume starts the next epoch instead of reading on.
+            self._save_last_checkpoint(trainer, self._monitor_candidates(trainer))
 
     def on_validation_end(self, trainer, pl_module) -> None:
         super().on_validation_end(trainer, pl_module)

@@ -9,6 +9,10 @@ has accuracy against minutes (``python -m stonelab.reporting recipes``).
 Its clock adds up across resumes, as the AlphaZero runs' Budget does: the seconds so
 far go into every checkpoint, and result.json's ``job_seconds`` (and the run's end
 line) give the whole run's time, not just the part since the last resume.
+
+It also times each validation pass, so that a whole-job budget (`Budget`) stops training
+early enough for what follows it: one more validation (Lightning validates when a run is
+stopped) and the held-out test, whose games are counted against the validation's.
 """
 
 from __future__ import annotations
@@ -41,15 +45,45 @@ class WallClock(JobClock, L.Callback):
     def __init__(self):
         super().__init__()
         self.stage: str | None = None
+        self.validation_seconds: float | None = None  # the latest validation pass's
+        self._validation_started: float | None = None
+        self.test_share = 0.0  # the held-out test's games per validation game (on_fit_start)
 
     def train_minutes(self, trainer: L.Trainer) -> float:
         timer = next((c for c in trainer.callbacks if isinstance(c, Timer)), None)
         seconds = timer.time_elapsed("train") if timer is not None else self.elapsed()
         return seconds / 60.0
 
+    def on_validation_epoch_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        self._validation_started = time.monotonic()
+
     def on_validation_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         if not trainer.sanity_checking:
             pl_module.log("time/train_minutes", self.train_minutes(trainer))
+            self.validation_seconds = time.monotonic() - self._validation_started
+
+    def on_train_batch_end(self, trainer: L.Trainer, pl_module, outputs, batch, batch_idx) -> None:
+        # Validation by time (trainer.val_check_interval="DD:HH:MM:SS") runs only when the
+        # interval has passed: a pass over the games, or a run ending by max_steps, would end
+        # unvalidated (no best checkpoint for a short run). Marking the last validation as
+        # long ago makes Lightning validate after this batch, as it does by steps.
+        if getattr(trainer, "_val_check_time_interval", None) is None:
+            return
+        last_step = 0 < trainer.max_steps <= trainer.global_step
+        if last_step or batch_idx + 1 >= trainer.num_training_batches:
+            trainer._last_val_time = float("-inf")
+
+    def seconds_after_training(self) -> float:
+        """What follows a stop, by the latest validation's time: one more validation and the
+        test (``test_share``: its games per validation game). 0 before the first validation."""
+        if self.validation_seconds is None:
+            return 0.0
+        return self.validation_seconds * (1.0 + self.test_share)
+
+    def on_fit_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        data = trainer.datamodule
+        val, test = getattr(data, "val_games", 0), getattr(data, "test_games", 0)
+        self.test_share = test / val if val else 0.0
 
     def setup(self, trainer, pl_module, stage: str) -> None:
         self.stage = stage  # set before Lightning restores a checkpoint's states
