@@ -14,7 +14,7 @@ from hydra.utils import instantiate
 from lightning.pytorch.utilities.exceptions import SIGTERMException
 from omegaconf import DictConfig, OmegaConf
 
-from stonelab.callbacks.budget import Budget, format_duration, parse_duration
+from stonelab.callbacks.budget import Budget, format_duration, max_time_text, parse_duration
 from stonelab.callbacks.checkpoint import CheckedCheckpointIO
 from stonelab.callbacks.stop import StopOnSignal, StoppedBySignal
 from stonelab.errors import ConfigError
@@ -260,18 +260,11 @@ def next_commands(result: dict, max_time: str | None) -> list[str]:
         commands.append(f"python src/eval.py task=predict ckpt_path={model}    # score it on held-out games")
     seconds = parse_duration(max_time) if max_time else None
     if result.get("last_checkpoint") and seconds:
-        longer = format_duration_dhms(2 * seconds)
+        longer = max_time_text(2 * seconds)
         commands.append(f"python src/train.py ckpt_path={result['last_checkpoint']} trainer.max_time={longer}"
                         f"    # train it longer (the time is the whole run's)")
     return commands
 
-
-def format_duration_dhms(seconds: float) -> str:
-    """``DD:HH:MM:SS``, the form trainer.max_time takes."""
-    minutes, secs = divmod(int(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    days, hours = divmod(hours, 24)
-    return f"{days:02d}:{hours:02d}:{minutes:02d}:{secs:02d}"
 
 
 DATA_WORDS = {"selfplay": "its own self-play games", "kgs": "expert games"}

@@ -30,7 +30,7 @@ from datetime import timedelta
 
 import lightning as L
 
-from stonelab.callbacks.wall_clock import JobClock
+from stonelab.callbacks.wall_clock import JobClock, format_duration
 from stonelab.errors import ConfigError, check
 
 log = logging.getLogger(__name__)
@@ -50,12 +50,12 @@ def parse_duration(text: str | None, name: str = "trainer.max_time") -> float | 
     return timedelta(days=days, hours=hours, minutes=minutes, seconds=seconds).total_seconds()
 
 
-def format_duration(seconds: float) -> str:
-    """``1:02:03`` / ``12:34``: a person's way of writing a span of seconds."""
-    seconds = int(round(seconds))
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+def max_time_text(seconds: float) -> str:
+    """``DD:HH:MM:SS``, the form trainer.max_time takes (parse_duration's inverse)."""
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    days, hours = divmod(hours, 24)
+    return f"{days:02d}:{hours:02d}:{minutes:02d}:{secs:02d}"
 
 
 class Budget(JobClock, L.Callback):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from lightning.pytorch.callbacks import ProgressBar
+from lightning.pytorch.callbacks import ProgressBar, RichProgressBar
 
 log = logging.getLogger(__name__)
 
@@ -96,3 +96,20 @@ class RoundProgress(ProgressBar):
         if unit == "s":
             return min(budget.elapsed(), self._bar.total)
         return {"rounds": module.rounds, "games": module.games_played}.get(unit, module.train_steps)
+
+
+class SupervisedProgress(RichProgressBar):
+    """Lightning's rich bar for supervised runs, told in the run's own terms: ``pass N`` over
+    the training games (not ``Epoch 0/999``: the budget ends a run long before that), with
+    the budget (``3:12 of 10:00``) beside the metrics. (Each validation's line in the log:
+    `stonelab.callbacks.wall_clock.WallClock`.)"""
+
+    def _get_train_description(self, current_epoch: int) -> str:
+        return f"pass {current_epoch}"
+
+    def get_metrics(self, trainer, pl_module) -> dict:
+        items = super().get_metrics(trainer, pl_module)
+        budget = next((cb for cb in trainer.callbacks if hasattr(cb, "describe")), None)
+        if budget is not None:
+            items["budget"] = budget.describe()
+        return items

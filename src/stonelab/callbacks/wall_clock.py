@@ -17,10 +17,21 @@ stopped) and the held-out test, whose games are counted against the validation's
 
 from __future__ import annotations
 
+import logging
 import time
 
 import lightning as L
 from lightning.pytorch.callbacks import Timer
+
+log = logging.getLogger(__name__)
+
+
+def format_duration(seconds: float) -> str:
+    """``1:02:03`` / ``12:34``: a person's way of writing a span of seconds."""
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
 class JobClock:
@@ -72,6 +83,15 @@ class WallClock(JobClock, L.Callback):
         last_step = 0 < trainer.max_steps <= trainer.global_step
         if last_step or batch_idx + 1 >= trainer.num_training_batches:
             trainer._last_val_time = float("-inf")
+
+    def on_validation_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        """One line per validation in the log (a pipe or train.log shows the run's progress)."""
+        if trainer.sanity_checking or not trainer.is_global_zero or trainer.state.fn != "fit":
+            return
+        metrics = trainer.callback_metrics
+        shown = ", ".join(f"{k} {float(metrics['val/' + k]):.4f}" for k in ("top1", "top5", "top10")
+                          if f"val/{k}" in metrics)
+        log.info(f"validation at {format_duration(self.elapsed())} (step {trainer.global_step}): {shown}")
 
     def seconds_after_training(self) -> float:
         """What follows a stop, by the latest validation's time: one more validation and the
