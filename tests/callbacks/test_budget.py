@@ -144,6 +144,8 @@ def test_a_supervised_run_keeps_room_for_its_last_validation_and_test():
     clock.on_fit_start(SimpleNamespace(datamodule=SimpleNamespace(val_games=10, test_games=30)), None)
     clock.validation_seconds = 4.0
     assert clock.seconds_after_training() == 4.0 * (1 + 3)  # one more validation, then 3x its games
+    clock.validation_batches, clock.all_validation_batches = 10, 40  # validation read a quarter of its games
+    assert clock.seconds_after_training() == 0.4 * (10 + 40 * 3)  # the test reads all of its own
 
 
 def test_the_default_supervised_job_is_a_budget_with_validation_by_time(compose_config):

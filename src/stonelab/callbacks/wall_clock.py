@@ -56,7 +56,9 @@ class WallClock(JobClock, L.Callback):
     def __init__(self):
         super().__init__()
         self.stage: str | None = None
-        self.validation_seconds: float | None = None  # the latest validation pass's
+        self.validation_seconds: float | None = None  # the latest validation pass's ...
+        self.validation_batches = 1  # ... over this many batches (trainer.limit_val_batches may cut it) ...
+        self.all_validation_batches = 1  # ... of these (the test reads every batch of its games)
         self._validation_started: float | None = None
         self.test_share = 0.0  # the held-out test's games per validation game (on_fit_start)
 
@@ -72,6 +74,11 @@ class WallClock(JobClock, L.Callback):
         if not trainer.sanity_checking:
             pl_module.log("time/train_minutes", self.train_minutes(trainer))
             self.validation_seconds = time.monotonic() - self._validation_started
+            self.validation_batches = max(1, int(sum(trainer.num_val_batches)))
+            try:
+                self.all_validation_batches = max(self.validation_batches, len(trainer.val_dataloaders))
+            except TypeError:  # a loader without a length
+                self.all_validation_batches = self.validation_batches
 
     def on_train_batch_end(self, trainer: L.Trainer, pl_module, outputs, batch, batch_idx) -> None:
         # Validation by time (trainer.val_check_interval="DD:HH:MM:SS") runs only when the
@@ -94,11 +101,13 @@ class WallClock(JobClock, L.Callback):
         log.info(f"validation at {format_duration(self.elapsed())} (step {trainer.global_step}): {shown}")
 
     def seconds_after_training(self) -> float:
-        """What follows a stop, by the latest validation's time: one more validation and the
-        test (``test_share``: its games per validation game). 0 before the first validation."""
+        """What follows a stop, by the latest validation's time per batch: one more validation,
+        and the test over all its games (``test_share``: its games per validation game, read
+        in full where validation may read only the first batches). 0 before a validation."""
         if self.validation_seconds is None:
             return 0.0
-        return self.validation_seconds * (1.0 + self.test_share)
+        per_batch = self.validation_seconds / self.validation_batches
+        return per_batch * (self.validation_batches + self.all_validation_batches * self.test_share)
 
     def on_fit_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         data = trainer.datamodule
