@@ -240,3 +240,38 @@ def test_only_rank_zero_reports_the_signal_in_its_exit_status():
     assert StoppedBySignal("SIGTERM", rank=0).code == 143
     assert StoppedBySignal("SIGINT", rank=0).code == 130
     assert StoppedBySignal("SIGTERM", rank=1).code == 0  # Lightning's launcher kills all on a child's failure
+
+
+def test_the_update_a_signal_stops_after_is_in_metrics_csv_and_resumed_rows_keep_their_steps(
+        tmp_path, monkeypatch, compose_go, one_thread):
+    import csv
+
+    import lightning as L
+
+    from stonelab import pipeline
+
+    class SignalInSecondUpdate(L.Callback):
+        def on_before_backward(self, trainer, pl_module, loss):
+            if trainer.global_step == 1:
+                os.kill(os.getpid(), signal.SIGTERM)
+
+    build = pipeline.build
+
+    def build_with_signal(cfg):
+        *parts, trainer = build(cfg)
+        trainer.callbacks.insert(0, SignalInSecondUpdate())
+        return (*parts, trainer)
+
+    tiny = ["model.net.depth=3", "model.net.filters=8", "trainer.max_epochs=1", "logger=csv",
+            "trainer.log_every_n_steps=1", f"paths.output_dir={tmp_path / 'run'}"]
+    with monkeypatch.context() as patch:
+        patch.setattr(pipeline, "build", build_with_signal)
+        with pytest.raises(StoppedBySignal):
+            train(compose_go("maddison_cnn", tiny, tmp_path))
+    metrics = tmp_path / "run" / "csv" / "metrics.csv"
+    steps = [int(r["step"]) for r in csv.DictReader(metrics.open()) if r.get("train/loss")]
+    assert steps == [0, 1]  # the update the signal came in is logged too
+    last = tmp_path / "run" / "checkpoints" / "last.ckpt"
+    train(compose_go("maddison_cnn", [*tiny, f"ckpt_path={last}"], tmp_path))
+    steps = [int(r["step"]) for r in csv.DictReader(metrics.open()) if r.get("train/loss")]
+    assert steps == [0, 1, 2]  # the resumed update keeps its own step, once

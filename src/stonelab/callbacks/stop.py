@@ -86,6 +86,22 @@ def stop_checking(evaluate: Callable, stop: Callable[[], object]) -> Callable:
     return evaluate_unless_stopped
 
 
+def finish_the_batch(trainer) -> None:
+    """What Lightning does after ``on_train_batch_end`` (lightning 2.6's
+    ``_TrainingEpochLoop.advance`` and ``on_advance_end``, validation left out), done before
+    stopping there: otherwise the update in hand never reaches the loggers, and the
+    checkpoint's step-wise learning-rate schedule and logging counter stay one update behind
+    its weights (a resumed run's rows then carry the step before theirs)."""
+    loop = trainer.fit_loop.epoch_loop
+    trainer._logger_connector.on_batch_end()
+    loop.batch_progress.increment_completed()
+    trainer._logger_connector.update_train_step_metrics()
+    loop.update_lr_schedulers("step", update_plateau_schedulers=True)
+    if not loop._should_accumulate():
+        loop._batches_that_stepped += 1
+    loop._save_loggers_on_train_batch_end()
+
+
 class StopOnSignal(L.Callback):
     """At each safe point, stop all ranks if any received SIGTERM or SIGINT; write ``dirpath``/last.ckpt first."""
 
@@ -139,12 +155,14 @@ class StopOnSignal(L.Callback):
         self._stop_if_signalled(trainer)  # after the round (pipeline.build puts this callback last)
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
-        self._stop_if_signalled(trainer)  # before Lightning's own SIGTERM check ends the batch
+        self._stop_if_signalled(trainer, batch_in_hand=True)  # before Lightning's own SIGTERM check ends the batch
 
-    def _stop_if_signalled(self, trainer) -> None:
+    def _stop_if_signalled(self, trainer, batch_in_hand: bool = False) -> None:
         received = self._agree(trainer)
         if received is None:
             return
+        if batch_in_hand:
+            finish_the_batch(trainer)
         self.signal = received
         self.checkpoint = self._save(trainer)
         raise StoppedBySignal(received, trainer.global_rank)
