@@ -186,7 +186,8 @@ def test_a_match_cut_by_ctrl_c_is_played_when_the_run_resumes(tmp_path, monkeypa
     assert result["evaluations"][0]["train_step"] == 1  # with the network it was to measure
 
 
-def test_sigterm_stops_a_go_run_after_the_update_in_hand(tmp_path, monkeypatch, compose_go, one_thread):
+def _sigterm_in_second_update(patch) -> None:
+    """Runs built by the pipeline get SIGTERM during their second update's backward pass."""
     import lightning as L
 
     from stonelab import pipeline
@@ -203,10 +204,14 @@ def test_sigterm_stops_a_go_run_after_the_update_in_hand(tmp_path, monkeypatch, 
         trainer.callbacks.insert(0, SignalInSecondUpdate())
         return (*parts, trainer)
 
+    patch.setattr(pipeline, "build", build_with_signal)
+
+
+def test_sigterm_stops_a_go_run_after_the_update_in_hand(tmp_path, monkeypatch, compose_go, one_thread):
     tiny = ["model.net.depth=3", "model.net.filters=8", "trainer.max_epochs=1", "logger=none",
             f"paths.output_dir={tmp_path / 'run'}"]
     with monkeypatch.context() as patch:
-        patch.setattr(pipeline, "build", build_with_signal)
+        _sigterm_in_second_update(patch)
         with pytest.raises(StoppedBySignal):
             train(compose_go("maddison_cnn", tiny, tmp_path))
     last = tmp_path / "run" / "checkpoints" / "last.ckpt"
@@ -246,26 +251,10 @@ def test_the_update_a_signal_stops_after_is_in_metrics_csv_and_resumed_rows_keep
         tmp_path, monkeypatch, compose_go, one_thread):
     import csv
 
-    import lightning as L
-
-    from stonelab import pipeline
-
-    class SignalInSecondUpdate(L.Callback):
-        def on_before_backward(self, trainer, pl_module, loss):
-            if trainer.global_step == 1:
-                os.kill(os.getpid(), signal.SIGTERM)
-
-    build = pipeline.build
-
-    def build_with_signal(cfg):
-        *parts, trainer = build(cfg)
-        trainer.callbacks.insert(0, SignalInSecondUpdate())
-        return (*parts, trainer)
-
     tiny = ["model.net.depth=3", "model.net.filters=8", "trainer.max_epochs=1", "logger=csv",
             "trainer.log_every_n_steps=1", f"paths.output_dir={tmp_path / 'run'}"]
     with monkeypatch.context() as patch:
-        patch.setattr(pipeline, "build", build_with_signal)
+        _sigterm_in_second_update(patch)
         with pytest.raises(StoppedBySignal):
             train(compose_go("maddison_cnn", tiny, tmp_path))
     metrics = tmp_path / "run" / "csv" / "metrics.csv"

@@ -266,7 +266,6 @@ def next_commands(result: dict, max_time: str | None) -> list[str]:
     return commands
 
 
-
 DATA_WORDS = {"selfplay": "its own self-play games", "kgs": "expert games"}
 
 
