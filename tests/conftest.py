@@ -152,7 +152,7 @@ def tiny_maddison_checkpoint():
     """``tiny_maddison_checkpoint(path)``: a seeded 9x9, 3-layer maddison_cnn checkpoint (a Go model)."""
     import torch
 
-    from stonelab.games.go import GoRules
+    from stonelab.games.go.rules import GoRules
     from stonelab.models.move_prediction import MovePredictionModule
     from stonelab.models.nets.maddison import MaddisonNet
 
@@ -169,7 +169,7 @@ def tiny_alphazero_checkpoint():
     """``tiny_alphazero_checkpoint(path, n=6, k=4)``: a seeded n x n, k-in-a-row alphazero checkpoint."""
     import torch
 
-    from stonelab.games.gomoku import GomokuRules
+    from stonelab.games.gomoku.rules import GomokuRules
     from stonelab.models.alphazero import AlphaZeroModule
     from stonelab.models.nets.policy_value import PolicyValueNet
 
@@ -186,7 +186,7 @@ def tiny_alphazero_go_checkpoint():
     (komi 7), with ``aux_heads`` also ownership and score heads."""
     import torch
 
-    from stonelab.games.go import GoRules
+    from stonelab.games.go.rules import GoRules
     from stonelab.models.alphazero import AlphaZeroModule
     from stonelab.models.nets.policy_value import PolicyValueNet
 

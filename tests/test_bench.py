@@ -91,7 +91,7 @@ def test_engine_suite_reports_both_boards_and_every_leaf_value(capsys):
 
 
 def test_engine_positions_are_reproducible_and_legal():
-    from stonelab.games.go import GoRules
+    from stonelab.games.go.rules import GoRules
 
     a, b = bench.engine_positions(GoRules(9), stones=8), bench.engine_positions(GoRules(9), stones=8)
     assert [s.hash for s in a] == [s.hash for s in b]

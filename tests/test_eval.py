@@ -221,7 +221,7 @@ def sample_root(tmp_path, repo_root, save_checkpoint):
 
     import torch
 
-    from stonelab.games.go import GoRules
+    from stonelab.games.go.rules import GoRules
     from stonelab.models.move_prediction import MovePredictionModule
     from stonelab.models.nets.maddison import MaddisonNet
 

@@ -62,22 +62,28 @@ import time
 
 import numpy as np
 
+from stonelab.games import registry
 
-def _position_with_stones(rules, stones: int, seed: int) -> np.ndarray:
-    """A reproducible position with ``stones`` stones (alternating colours) and no line of k."""
-    from stonelab.games.gomoku import line_length
+# conf/ of a source checkout (bench --game reads conf/game/<name>.yaml)
+CONF_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "conf")
+
+
+def _random_position(game, moves: int, seed: int):
+    """A reproducible batch of one position, ``moves`` uniformly random legal moves from the
+    start of ``game`` (a `SearchGame`); a game that ends sooner is drawn again."""
+    from stonelab.search import tree as T
+    from stonelab.search.game import ONGOING
 
     rng = np.random.default_rng(seed)
+    legal = np.empty(game.num_actions, dtype=np.bool_)
     while True:
-        board = rules.new_board()
-        ok = True
-        for i, point in enumerate(rng.permutation(rules.num_actions)[:stones]):
-            board[point] = 1 if i % 2 == 0 else -1
-            if line_length(board, rules.n, point) >= rules.k:
-                ok = False
+        positions = game.new_positions(1)
+        for _ in range(moves):
+            T.legal_at_root(game.spec, positions, 0, legal)
+            if T.play_position(game.spec, positions, 0, int(rng.choice(np.flatnonzero(legal)))) != ONGOING:
                 break
-        if ok:
-            return board
+        else:
+            return positions
 
 
 def _timed(fn, min_seconds: float) -> tuple[int, float]:
@@ -90,35 +96,15 @@ def _timed(fn, min_seconds: float) -> tuple[int, float]:
             return calls, elapsed
 
 
-def bench_pure(rules, playouts: int, seconds: float) -> dict:
-    from stonelab.games.gomoku_search import pure_mcts_visits
+def bench_pure(game, playouts: int, seconds: float) -> dict:
+    """Pure-MCTS playouts/s (`stonelab.search.pure_mcts`) from the start and after 16 random legal moves."""
+    from stonelab.search.pure_mcts import pure_mcts_at
 
     out = {}
-    for label, stones in (("empty", 0), ("16_stones", 16)):
-        board = _position_with_stones(rules, stones, seed=7)
-        to_play = 1 if stones % 2 == 0 else -1
-        pure_mcts_visits(board, rules.n, rules.k, to_play, -1, stones, 10, 5.0, 1)  # compile
-        calls, elapsed = _timed(
-            lambda b=board, t=to_play, s=stones: pure_mcts_visits(b, rules.n, rules.k, t, -1, s,
-                                                                   playouts, 5.0, 1), seconds)
-        out[f"pure_playouts_per_s_{label}"] = calls * playouts / elapsed
-    out["pure_playouts_per_s"] = min(out["pure_playouts_per_s_empty"], out["pure_playouts_per_s_16_stones"])
-    return out
-
-
-def bench_pure_go(search, playouts: int, seconds: float) -> dict:
-    """Pure-MCTS playouts/s on Go from the empty board and after 16 random legal moves."""
-    from stonelab.search.pure_mcts import pure_mcts_search
-
-    out = {}
-    rng = np.random.default_rng(7)
-    for label, stones in (("empty", 0), ("16_stones", 16)):
-        state = search.rules.new_state()
-        while state.move_number < stones:
-            state.play(int(rng.choice(np.flatnonzero(state.legal_mask()[:-1]))))
-        root = search.position(state)
-        pure_mcts_search(search.spec, root, 10, 5.0, 1)  # compile
-        calls, elapsed = _timed(lambda r=root: pure_mcts_search(search.spec, r, playouts, 5.0, 1), seconds)
+    for label, moves in (("empty", 0), ("16_stones", 16)):
+        positions = _random_position(game, moves, seed=7)
+        pure_mcts_at(game.spec, positions, 0, 10, 5.0, 1)  # compile
+        calls, elapsed = _timed(lambda p=positions: pure_mcts_at(game.spec, p, 0, playouts, 5.0, 1), seconds)
         out[f"pure_playouts_per_s_{label}"] = calls * playouts / elapsed
     out["pure_playouts_per_s"] = min(out["pure_playouts_per_s_empty"], out["pure_playouts_per_s_16_stones"])
     return out
@@ -276,35 +262,41 @@ def bench_tree(rules, games: int, parallel: int, playouts: int, threads: int) ->
 NULL_PARALLEL = 1024  # games searched at once by `mcts --evaluator null` (one GPU-sized batch of leaves)
 
 
+def bench_rules(args):
+    """The rules ``--game`` names: a conf/game/ file (gomoku_8x8_c5, go_9, othello_8, ...), or
+    ``gomoku`` with ``--board-size`` and ``--win-length``."""
+    from hydra.utils import instantiate
+    from omegaconf import OmegaConf
+
+    from stonelab.errors import ConfigError
+
+    if args.game == "gomoku":
+        return registry.get("gomoku").rules(args.board_size, args.win_length)
+    path = os.path.join(CONF_DIR, "game", f"{args.game}.yaml")
+    if not os.path.isfile(path):
+        choices = sorted(f[:-5] for f in os.listdir(os.path.join(CONF_DIR, "game")) if f.endswith(".yaml"))
+        raise ConfigError(f"--game {args.game!r}: use gomoku (--board-size, --win-length) or one of conf/game/: "
+                          f"{', '.join(choices)}")
+    return instantiate(OmegaConf.load(path))
+
+
 def suite_mcts(args) -> dict:
     from stonelab.errors import ConfigError
-    from stonelab.games.gomoku import GomokuRules
 
-    go = args.game.startswith("go_")
-    playouts = args.playouts or (64 if go else 400)
+    rules = bench_rules(args)
+    spec = registry.of(rules)
+    playouts = args.playouts or spec.bench_playouts
     # The tree alone stands for the GPU case, where one network call takes hundreds of leaves:
     # it searches GPU-sized batches by default (how its scaling depends on the batch: docs/benchmarks.md "Tree threads").
     null = args.evaluator == "null"
-    games = args.games or args.parallel or (NULL_PARALLEL if null else 8 if go else 192)
-    parallel = min(args.parallel or (NULL_PARALLEL if null else 8 if go else 64), games)
+    games = args.games or args.parallel or (NULL_PARALLEL if null else spec.bench_games)
+    parallel = min(args.parallel or (NULL_PARALLEL if null else spec.bench_parallel), games)
     if args.evaluator not in ("net", "null"):
         raise ConfigError(f"--evaluator {args.evaluator!r}: use net or null")
     if args.threads < 1:
         raise ConfigError(f"--threads {args.threads}: give 1 or more")
-    if go:
-        from stonelab.games.go import GoRules
-
-        try:
-            size = int(args.game[3:])
-        except ValueError:
-            raise ConfigError(f"--game {args.game!r}: use gomoku or go_N (e.g. go_9)") from None
-        rules = GoRules(size).search_game()  # AlphaZero's self-play Go (no own-eye filling)
-        name = rules.rules.name
-    elif args.game == "gomoku":
-        rules = GomokuRules(args.board_size, args.win_length)
-        name = rules.name
-    else:
-        raise ConfigError(f"--game {args.game!r}: use gomoku or go_N (e.g. go_9)")
+    name = rules.name
+    rules = rules.search_game()  # as AlphaZero's self-play searches it (Go: no own-eye filling)
     if args.evaluator == "null":
         out = {"game": name, "evaluator": "null", "playouts": playouts, "cpu_count": os.cpu_count(),
                "load_average_1min": os.getloadavg()[0]}
@@ -313,10 +305,7 @@ def suite_mcts(args) -> dict:
     device = bench_device(args.device)
     out = {"game": name, "playouts": playouts, "torch_threads": args.threads,
            "cpu_count": os.cpu_count(), **device_fields(device, args.precision)}
-    if go:
-        out.update(bench_pure_go(rules, args.pure_playouts, args.seconds))
-    else:
-        out.update(bench_pure(rules, args.pure_playouts, args.seconds))
+    out.update(bench_pure(rules, args.pure_playouts, args.seconds))
     out.update(bench_neural(rules, games, parallel, playouts, args.threads, device=device,
                             precision=args.precision, forward_batches=tuple(args.forward_batches or ()),
                             seconds=args.seconds))
@@ -325,7 +314,7 @@ def suite_mcts(args) -> dict:
 
 def pruning_variants():
     """Seed 000's Figure 3 variants plus its future work, by name."""
-    from stonelab.games.gomoku_candidates import PruningConfig
+    from stonelab.games.gomoku.candidates import PruningConfig
 
     return {
         "none": PruningConfig(),
@@ -342,7 +331,7 @@ def pruning_variants():
 
 def fixed_positions(rules, count: int, seed: int = 11) -> list[list[int]]:
     """Move lists of reproducible mid-game positions: stones scattered near the centre, no win."""
-    from stonelab.games.gomoku import line_length
+    from stonelab.games.gomoku.rules import line_length
 
     rng = np.random.default_rng(seed)
     n, positions = rules.n, []
@@ -365,7 +354,7 @@ def fixed_positions(rules, count: int, seed: int = 11) -> list[list[int]]:
 def suite_pruning(args) -> dict:
     import torch
 
-    from stonelab.games.gomoku import GomokuRules
+    from stonelab.games.gomoku.rules import GomokuRules
     from stonelab.models.alphazero import net_evaluator
     from stonelab.models.nets.policy_value import PolicyValueNet
     from stonelab.search.mcts import BatchedMCTS, MCTSConfig
@@ -410,7 +399,7 @@ def suite_kgs(args) -> dict:
     from stonelab.data.sgf import SkipCounts, iter_files
     from stonelab.errors import StonelabError
     from stonelab.features import ENCODERS, encode_game
-    from stonelab.games.go_ownership import game_ownership
+    from stonelab.games.go.ownership import game_ownership
 
     workers = all_cores() if args.cache_workers is None else args.cache_workers
     if workers < 1:
@@ -528,7 +517,7 @@ def suite_train(args) -> dict:
     from torch.utils.data import DataLoader
 
     from stonelab.data.kgs import KGSDataModule
-    from stonelab.games.go import GoRules
+    from stonelab.games.go.rules import GoRules
     from stonelab.models.move_prediction import MovePredictionModule
     from stonelab.models.nets.maddison import MaddisonNet
 
@@ -689,7 +678,7 @@ def suite_update(args) -> dict:
     ``--batch-size`` positions, default 512 as data.batch_size, 5 passes as model.epochs_per_step)."""
     import torch
 
-    from stonelab.games.gomoku import GomokuRules
+    from stonelab.games.gomoku.rules import GomokuRules
     from stonelab.models.nets.policy_value import PolicyValueNet
 
     rules = GomokuRules(args.board_size, args.win_length)
@@ -757,8 +746,8 @@ def suite_engine(args) -> dict:
 
     import torch
 
-    from stonelab.games.go import GoRules
-    from stonelab.games.go_search import GoSearch
+    from stonelab.games.go.rules import GoRules
+    from stonelab.games.go.search import GoSearch
     from stonelab.models.go_evaluator import GoNetEvaluator
     from stonelab.models.go_player import GoSearchPlayer, pure_mcts_player
     from stonelab.models.inference import MovePredictor

@@ -12,6 +12,10 @@ class ConfigError(StonelabError):
     """A configuration value outside its valid range."""
 
 
+class GameConfigError(ConfigError):
+    """A game configuration that cannot describe a playable game."""
+
+
 def check(checks: list[tuple[object, str]], error: type[ConfigError] = ConfigError) -> None:
     """Raise ``error(message)`` for the first failing (condition, message) pair.
 

@@ -18,6 +18,7 @@ from stonelab.callbacks.budget import Budget, format_duration, max_time_text, pa
 from stonelab.callbacks.checkpoint import CheckedCheckpointIO
 from stonelab.callbacks.stop import StopOnSignal, StoppedBySignal
 from stonelab.errors import ConfigError
+from stonelab.games import registry
 from stonelab.models import checkpoints
 from stonelab.resume import launched_rank, run_folder_of
 from stonelab.run_folder import (
@@ -166,6 +167,7 @@ def summarize(cfg: DictConfig, model, callbacks, trainer, seconds: float, fit_me
 
     result = {
         "task_name": cfg.task_name, "game": model.game.name, "seconds": round(seconds, 1),
+        "protocols": list(registry.of(model.game).protocols),  # what src/play.py can serve it over
         "overrides": list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else [],
         "world_size": trainer.world_size, "global_step": trainer.global_step,
         "epochs": trainer.current_epoch,
@@ -251,9 +253,12 @@ def next_commands(result: dict, max_time: str | None) -> list[str]:
     model = result.get("best_evaluation_checkpoint") or result.get("best_checkpoint") or result.get("last_checkpoint")
     if not model:
         return []
-    go = result["game"].startswith("go")
-    commands = [f"python src/play.py {'' if go else 'protocol=gomocup '}ckpt_path={model}"
-                f"    # play it ({'GTP: a GUI, GNU Go' if go else 'Gomocup brain'})"]
+    protocol = (result.get("protocols") or [None])[0]
+    commands = []
+    if protocol:
+        chosen = "" if protocol == DEFAULT_PROTOCOL else f"protocol={protocol} "
+        commands.append(f"python src/play.py {chosen}ckpt_path={model}"
+                        f"    # play it ({PROTOCOL_WORDS.get(protocol, protocol)})")
     if "rounds" in result:  # AlphaZero: a match; a move predictor: its held-out accuracy
         commands.append(f"python src/eval.py task=match ckpt_path={model} games=50    # score it")
     else:
@@ -266,6 +271,8 @@ def next_commands(result: dict, max_time: str | None) -> list[str]:
     return commands
 
 
+DEFAULT_PROTOCOL = "gtp"  # conf/play.yaml's protocol: the command need not say it
+PROTOCOL_WORDS = {"gtp": "GTP: a GUI, GNU Go", "gomocup": "Gomocup brain"}
 DATA_WORDS = {"selfplay": "its own self-play games", "kgs": "expert games"}
 
 
@@ -284,17 +291,20 @@ def check_model_data(cfg: DictConfig) -> None:
 
 
 def check_model_game(cfg: DictConfig) -> None:
-    """A model config forced onto a game it does not play is refused in one line."""
+    """A model config forced onto a game it does not play is refused in one line, and a game
+    config whose rules are no registered game's is refused naming the registered ones."""
     model_cls, game_cls = _target_class(cfg.get("model")), _target_class(cfg.get("game"))
-    plays = getattr(model_cls, "GAME", None)
-    game = game_cls.__module__.rsplit(".", 1)[-1] if game_cls is not None else None  # games.go / games.gomoku
-    plays = (plays,) if isinstance(plays, str) else plays
-    if plays and game in ("go", "gomoku") and game not in plays:
+    if game_cls is None:
+        return  # no game, or a bad target: reported when it is built
+    spec = registry.of_class(game_cls)
+    if spec is None:
+        raise ConfigError(f"game._target_={game_cls.__module__}.{game_cls.__qualname__} is not the rules of a "
+                          f"registered game ({', '.join(registry.names())}): choose game=<one of conf/game/>")
+    plays = getattr(model_cls, "GAME", None)  # None: every game
+    if plays and spec.name != plays:
         name = getattr(model_cls, "MODEL_NAME", model_cls.__name__)
-        hint = ("Go is learned from expert games by model=maddison_cnn or model=belief_vit, from self-play "
-                "by model=alphazero" if game == "go" else "Gomoku is learned by model=alphazero")
-        raise ConfigError(f"model={name} plays {' and '.join(p.capitalize() for p in plays)}, "
-                          f"not {game.capitalize()}: {hint}")
+        raise ConfigError(f"model={name} plays {registry.get(plays).title}, not {spec.title}: "
+                          f"{spec.title} is learned by {spec.learned_by}")
 
 
 def _target_class(node):

@@ -52,14 +52,14 @@ def gomocup_engine(cfg: DictConfig, notice: CompileNotice):
     (`CompileNotice`). (Compiling on a thread during torch's import, with a stand-in net,
     gained nothing measurable on 2 cores: both hold the GIL most of the time.)"""
     from stonelab.arena.players import NeuralMCTSPlayer
-    from stonelab.games.gomoku_candidates import PruningConfig
+    from stonelab.games.gomoku.candidates import PruningConfig
     from stonelab.models import checkpoints
     from stonelab.models.evaluator import net_evaluator
     from stonelab.protocols.gomocup import GomocupEngine, search_chooser
     from stonelab.search.mcts import MCTSConfig
 
     search, pruning = MCTSConfig(**cfg.search), PruningConfig(**cfg.pruning)  # bad values: refused before loading
-    loaded = checkpoints.load(cfg.ckpt_path, game="gomoku")  # a Go checkpoint is refused by name
+    loaded = checkpoints.load(cfg.ckpt_path)  # its game speaks this protocol: check_protocol
     game = loaded.game
     player = NeuralMCTSPlayer(game, net_evaluator(loaded.net, resolve_device(cfg.device)), search, pruning=pruning)
     player.warm_up()
@@ -75,11 +75,29 @@ def run(cfg: DictConfig) -> None:
     if not cfg.get("ckpt_path"):
         raise ConfigError("ckpt_path=... is required: a Go checkpoint (protocol=gtp) "
                           "or an alphazero one (protocol=gomocup)")
+    check_protocol(str(cfg.ckpt_path), cfg.protocol)
     set_threads(cfg.torch_threads)
     with CompileNotice(COMPILING[cfg.protocol]) as notice:
         engine = (gtp_engine if cfg.protocol == "gtp" else gomocup_engine)(cfg, notice)
         engine.run()
     leave_if_warming(engine)
+
+
+def check_protocol(path: str, protocol: str) -> None:
+    """Refuse, in one line, a checkpoint whose game ``protocol`` does not serve (the game's
+    registry entry lists its protocols)."""
+    from stonelab.games import registry
+    from stonelab.models import checkpoints
+    from stonelab.models.identity import load_checkpoint_file
+
+    identity = checkpoints.identity_of(load_checkpoint_file(path), path)
+    game = checkpoints.game_of(identity)
+    spec = registry.get(game) if game else None
+    if spec is not None and protocol not in spec.protocols:
+        served = (f"serve it with protocol={spec.protocols[0]}" if spec.protocols
+                  else f"no engine protocol serves {spec.title} yet")
+        raise ConfigError(f"protocol={protocol} does not serve {path}: it holds "
+                          f"{checkpoints.describe(identity)}; {served}")
 
 
 def leave_if_warming(engine) -> None:

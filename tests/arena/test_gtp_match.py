@@ -23,7 +23,7 @@ from stonelab.arena.gtp_match import (
 )
 from stonelab.data.sgf import read_games
 from stonelab.errors import StonelabError
-from stonelab.games.go import BLACK, WHITE, GoRules
+from stonelab.games.go.rules import BLACK, WHITE, GoRules
 from stonelab.models.inference import MovePredictor
 from stonelab.models.nets.maddison import MaddisonNet
 from stonelab.protocols.gtp import parse_vertex

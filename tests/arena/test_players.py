@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from stonelab.arena.players import NeuralMCTSPlayer, play_match
-from stonelab.games.gomoku import GomokuRules
+from stonelab.games.gomoku.rules import GomokuRules
 from stonelab.models.alphazero import net_evaluator
 from stonelab.models.nets.policy_value import PolicyValueNet
 from stonelab.search.mcts import MCTSConfig

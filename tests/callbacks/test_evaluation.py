@@ -55,7 +55,7 @@ def test_progress_text_names_the_latest_match():
 def test_player_and_opponent_evaluators_are_built_once_in_the_trainer_precision():
     from types import SimpleNamespace
 
-    from stonelab.games.gomoku import GomokuRules
+    from stonelab.games.gomoku.rules import GomokuRules
     from stonelab.models.alphazero import AlphaZeroModule
     from stonelab.models.nets.policy_value import PolicyValueNet
 

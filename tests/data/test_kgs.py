@@ -240,7 +240,7 @@ def test_bad_input_is_named(games_dir, tmp_path):
 
 
 def test_playout_ownership_of_a_settled_board():
-    from stonelab.games.go_ownership import game_ownership
+    from stonelab.games.go.ownership import game_ownership
 
     # Black walls off the left, white the right; column 4 is neutral. A lone white
     # stone inside black's area is dead, a lone black stone in white's area too.
@@ -385,7 +385,7 @@ def mixed_archive(tmp_path_factory) -> Path:
 
 def test_many_workers_build_the_one_process_cache_byte_for_byte(mixed_archive, tmp_path, monkeypatch):
     from stonelab.data.kgs import GameCache
-    from stonelab.games.go_ownership import game_ownership
+    from stonelab.games.go.ownership import game_ownership
 
     # Tiny work units: the games cross many tasks, and the workers finish them out of order.
     monkeypatch.setattr(kgs, "FILES_PER_TASK", 7)

@@ -9,7 +9,7 @@ import torch
 from stonelab.data.replay import ReplayBatches, ReplayBuffer, ReplayBufferError
 from stonelab.data.selfplay import SelfPlayDataModule
 from stonelab.errors import ConfigError
-from stonelab.games.gomoku import GomokuRules
+from stonelab.games.gomoku.rules import GomokuRules
 from stonelab.games.symmetry import transform_planes, transform_points
 
 
@@ -93,7 +93,7 @@ def test_datamodule_refuses_workers():
 
 
 def test_go_buffer_turns_ownership_with_the_planes_and_keeps_it_through_a_checkpoint():
-    from stonelab.games.go import GoRules
+    from stonelab.games.go.rules import GoRules
 
     dm = SelfPlayDataModule(GoRules(9), buffer_size=64, batch_size=4)
     rng = np.random.default_rng(0)

@@ -19,8 +19,8 @@ from stonelab.features.maddison import (
     OFFSETS,
     encode_maddison,
 )
-from stonelab.games.go import BLACK, EMPTY, SETUP_INVALID, WHITE, GoRules, state_from_rows
-from stonelab.games.go import point as pt
+from stonelab.games.go.rules import BLACK, EMPTY, SETUP_INVALID, WHITE, GoRules, state_from_rows
+from stonelab.games.go.rules import point as pt
 
 GROUPS = dict(MADDISON_PLANES)
 

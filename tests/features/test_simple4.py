@@ -6,7 +6,7 @@ import numpy as np
 
 from stonelab.features import ENC_SIMPLE4, ENCODERS, encode_game_arrays
 from stonelab.features.simple4 import NUM_PLANES, SIMPLE4_PLANES, encode_simple4
-from stonelab.games.go import BLACK, WHITE, GoRules, state_from_rows
+from stonelab.games.go.rules import BLACK, WHITE, GoRules, state_from_rows
 
 
 def test_four_planes_registered():

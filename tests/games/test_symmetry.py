@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stonelab.games.gomoku import BLACK, board_from_rows, encode_position, line_length
+from stonelab.games.gomoku.rules import BLACK, board_from_rows, encode_position, line_length
 from stonelab.games.symmetry import (
     NUM_SYMMETRIES,
     all_symmetries,

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from stonelab.errors import ConfigError
-from stonelab.games.gomoku import GomokuRules
+from stonelab.games.gomoku.rules import GomokuRules
 from stonelab.models.alphazero import AlphaZeroModule, CheckpointMismatchError, check_identity
 from stonelab.models.nets.policy_value import PolicyValueNet
 
@@ -82,7 +82,7 @@ def test_bf16_mixed_run_searches_in_bf16_with_one_evaluator_per_callback(tmp_pat
 
 
 def test_aux_losses_reward_the_true_owner_and_margin_and_skip_positions_without_targets():
-    from stonelab.games.go import GoRules
+    from stonelab.games.go.rules import GoRules
 
     module = AlphaZeroModule(lambda **kw: PolicyValueNet(9, channels=(8,), ownership_head=True, score_head=True, **kw),
                              GoRules(9))

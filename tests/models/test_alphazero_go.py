@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from stonelab.errors import StonelabError
-from stonelab.games.go import GoRules, state_from_rows
-from stonelab.games.go_search import NUM_PLANES
+from stonelab.games.go.rules import GoRules, state_from_rows
+from stonelab.games.go.search import NUM_PLANES
 from stonelab.models.alphazero_go import AlphaZeroGoModel, go_model_from_checkpoint
 from stonelab.models.inference import MovePredictor
 
@@ -62,7 +62,7 @@ def test_it_plays_over_gtp_with_and_without_search(go_az):
 
 def test_go_and_gomoku_alphazero_checkpoints_are_refused_by_each_others_tasks(go_az, tmp_path,
                                                                                tiny_alphazero_checkpoint):
-    from stonelab.games.gomoku import GomokuRules
+    from stonelab.games.gomoku.rules import GomokuRules
     from stonelab.models import checkpoints
     from stonelab.models.alphazero import alphazero_identity
 

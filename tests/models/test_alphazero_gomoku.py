@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from stonelab.games.gomoku import GomokuRules, board_from_rows, encode_position
+from stonelab.games.gomoku.rules import GomokuRules, board_from_rows, encode_position
 from stonelab.games.symmetry import all_symmetries
 from stonelab.models import checkpoints
 from stonelab.models.identity import CheckpointMismatchError

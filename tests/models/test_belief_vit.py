@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from stonelab.games.go import GoRules
+from stonelab.games.go.rules import GoRules
 from stonelab.models.belief_vit import BeliefViTModule
 from stonelab.models.gate import gate_moves
 from stonelab.models.nets.belief_vit import BeliefViT, Fixed2DPositionalEncoding

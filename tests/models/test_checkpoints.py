@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from stonelab.errors import StonelabError
-from stonelab.games.go import GoRules
-from stonelab.games.gomoku import GomokuRules
+from stonelab.games.go.rules import GoRules
+from stonelab.games.gomoku.rules import GomokuRules
 from stonelab.models import checkpoints
 from stonelab.models.identity import CHECKPOINT_KEY, CheckpointMismatchError
 from stonelab.models.nets.maddison import MaddisonNet

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from stonelab.games.go import GoRules
+from stonelab.games.go.rules import GoRules
 from stonelab.models.inference import MovePredictor
 from stonelab.models.nets.maddison import MaddisonNet
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from stonelab.errors import ConfigError
-from stonelab.games.go import GoRules
+from stonelab.games.go.rules import GoRules
 from stonelab.games.symmetry import transform_planes
 from stonelab.models.nets.maddison import MaddisonNet
 
@@ -55,7 +55,7 @@ def test_weight_symmetry_makes_outputs_turn_with_the_board(symmetric):
 
 
 def test_tiny_batch_is_overfit():
-    from stonelab.games.go import GoRules
+    from stonelab.games.go.rules import GoRules
     from stonelab.models.move_prediction import MovePredictionModule
 
     torch.manual_seed(0)
@@ -205,7 +205,7 @@ def test_negative_value_weight_is_refused():
 
 
 def test_search_uses_the_value_head_of_a_checkpoint(tmp_path, save_checkpoint, tiny_maddison_checkpoint):
-    from stonelab.games.go_search import GoSearch
+    from stonelab.games.go.search import GoSearch
     from stonelab.models.go_evaluator import GoNetEvaluator
     from stonelab.models.inference import MovePredictor
     from stonelab.models.move_prediction import MovePredictionModule
@@ -228,7 +228,7 @@ def test_search_uses_the_value_head_of_a_checkpoint(tmp_path, save_checkpoint, t
 def test_a_mixed_leaf_value_is_the_mean_of_the_net_and_the_playouts(tmp_path, save_checkpoint,
                                                                      tiny_maddison_checkpoint):
     from stonelab.errors import ConfigError
-    from stonelab.games.go_search import GoSearch
+    from stonelab.games.go.search import GoSearch
     from stonelab.models.go_evaluator import GoNetEvaluator
     from stonelab.models.inference import MovePredictor
     from stonelab.models.move_prediction import MovePredictionModule

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from stonelab.errors import StonelabError
-from stonelab.games.go import GoRules
+from stonelab.games.go.rules import GoRules
 from stonelab.models import checkpoints
 from stonelab.models.inference import MovePredictor
 from stonelab.models.resize import RESIZED_KEY, edge_index, main, resize

@@ -61,7 +61,7 @@ def test_warmup_then_cosine_then_the_floor():
 
 
 def test_paper_schedule_and_warmup_together_are_refused():
-    from stonelab.games.go import GoRules
+    from stonelab.games.go.rules import GoRules
     from stonelab.models.move_prediction import MovePredictionModule
 
     net = ResidualNet(36, 9, blocks=1, filters=4, pool_channels=2)

@@ -86,7 +86,7 @@ def test_alphazero_go_checkpoints_refuse_symmetries(tmp_path, tiny_alphazero_go_
 
 
 def test_a_move_predictor_plays_with_the_average(tmp_path, tiny_maddison_checkpoint):
-    from stonelab.games.go import GoRules
+    from stonelab.games.go.rules import GoRules
     from stonelab.models.alphazero_go import go_model_from_checkpoint
 
     predictor = go_model_from_checkpoint(str(tiny_maddison_checkpoint(tmp_path / "m.ckpt")), symmetries=8)

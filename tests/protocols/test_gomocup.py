@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from stonelab.arena.players import NeuralMCTSPlayer
-from stonelab.games.gomoku import GomokuRules
+from stonelab.games.gomoku.rules import GomokuRules
 from stonelab.models.alphazero import net_evaluator
 from stonelab.models.nets.policy_value import PolicyValueNet
 from stonelab.protocols import gomocup
@@ -175,7 +175,7 @@ def test_a_failing_chooser_is_an_error_line_not_a_crash():
 
 
 BRAIN = """
-from stonelab.games.gomoku import GomokuRules
+from stonelab.games.gomoku.rules import GomokuRules
 from stonelab.protocols.gomocup import GomocupEngine
 GomocupEngine(GomokuRules(8, 5), lambda moves, deadline: min(set(range(64)) - set(moves)),
               about={"name": "bad \\udcff name"}).run()
@@ -307,8 +307,12 @@ def test_play_py_refuses_a_go_checkpoint_and_an_unknown_protocol(tmp_path, repo_
                                                                  tiny_alphazero_checkpoint):
     go = tiny_maddison_checkpoint(tmp_path / "go.ckpt")
     az = tiny_alphazero_checkpoint(tmp_path / "az.ckpt")
-    for args, message in ((["protocol=gomocup", f"ckpt_path={go}"], "not a stonelab alphazero checkpoint"),
-                          (["protocol=gtp", f"ckpt_path={az}"], "not a Go move predictor"),
+    for args, message in ((["protocol=gomocup", f"ckpt_path={go}"],
+                           f"protocol=gomocup does not serve {go}: it holds a maddison_cnn Go model (9x9); "
+                           "serve it with protocol=gtp"),
+                          (["protocol=gtp", f"ckpt_path={az}"],
+                           f"protocol=gtp does not serve {az}: it holds an alphazero Gomoku model "
+                           "(6x6, 4 in a row); serve it with protocol=gomocup"),
                           (["protocol=ugi", f"ckpt_path={go}"], "choose gtp (Go models) or gomocup")):
         proc = subprocess.run([sys.executable, "src/play.py", *args], cwd=repo_root, text=True,
                               capture_output=True, timeout=300, input="")

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 
-from stonelab.games.gomoku import GomokuRules
+from stonelab.games.gomoku.rules import GomokuRules
 from stonelab.protocols.gomocup import GomocupEngine
 
 N = 15

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from stonelab.games.go import GoRules
+from stonelab.games.go.rules import GoRules
 from stonelab.models.inference import MovePredictor
 from stonelab.models.nets.maddison import MaddisonNet
 from stonelab.protocols.gtp import GTPEngine, GTPError, move_name, parse_vertex

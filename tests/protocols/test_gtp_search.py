@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from stonelab.errors import ConfigError
-from stonelab.games.go import GoRules
-from stonelab.games.go_search import GoSearch
+from stonelab.games.go.rules import GoRules
+from stonelab.games.go.search import GoSearch
 from stonelab.models.go_evaluator import GoNetEvaluator
 from stonelab.models.go_player import GoSearchPlayer
 from stonelab.models.inference import MovePredictor

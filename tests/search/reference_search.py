@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from stonelab.games.gomoku import GomokuRules
+from stonelab.games.gomoku.rules import GomokuRules
 from stonelab.search.mcts import BatchedMCTS, MCTSConfig
 
 DATA = Path(__file__).parent / "data" / "reference_visits.npz"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stonelab.games.gomoku import (
+from stonelab.games.gomoku.rules import (
     BLACK,
     DRAW,
     MOVER_WINS,
@@ -17,7 +17,7 @@ from stonelab.games.gomoku import (
     outcome_after,
     would_win,
 )
-from stonelab.games.gomoku_search import NUM_STONES, TO_PLAY
+from stonelab.games.gomoku.search import NUM_STONES, TO_PLAY
 from stonelab.search import tree as T
 from stonelab.search.mcts import BatchedMCTS, MCTSConfig, SearchConfigError, visits_to_policy
 

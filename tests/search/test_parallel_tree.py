@@ -7,10 +7,10 @@ import time
 import numpy as np
 import pytest
 
-from stonelab.games.go import GoRules
-from stonelab.games.go_search import GoSearch
-from stonelab.games.gomoku import GomokuRules
-from stonelab.games.gomoku_candidates import PruningConfig
+from stonelab.games.go.rules import GoRules
+from stonelab.games.go.search import GoSearch
+from stonelab.games.gomoku.candidates import PruningConfig
+from stonelab.games.gomoku.rules import GomokuRules
 from stonelab.search import tree as T
 from stonelab.search.mcts import BatchedMCTS, MCTSConfig, PositionEvaluator, SearchConfigError
 

@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from stonelab.errors import ConfigError
-from stonelab.games.gomoku import BLACK, WHITE, GomokuRules, board_from_rows, would_win
-from stonelab.games.gomoku_candidates import (
+from stonelab.games.gomoku.candidates import (
     NUM_PARAMS,
     P_ADAPTIVE,
     P_ADAPTIVE_STEP,
@@ -30,6 +29,7 @@ from stonelab.games.gomoku_candidates import (
     is_tactical,
     shape_after,
 )
+from stonelab.games.gomoku.rules import BLACK, WHITE, GomokuRules, board_from_rows, would_win
 
 # --- helpers -----------------------------------------------------------------------------------
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from reference_search import deterministic_evaluator
 
-from stonelab.games.gomoku import BLACK, GomokuRules, encode_position
-from stonelab.games.gomoku_candidates import PruningConfig, candidates
+from stonelab.games.gomoku.candidates import PruningConfig, candidates
+from stonelab.games.gomoku.rules import BLACK, GomokuRules, encode_position
 from stonelab.search.mcts import BatchedMCTS, MCTSConfig
 
 

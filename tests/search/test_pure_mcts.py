@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from stonelab.arena.players import PureMCTSPlayer, play_match
-from stonelab.games.gomoku import BLACK, WHITE, GomokuRules, board_from_rows, would_win
-from stonelab.games.gomoku_search import pure_mcts_move, pure_mcts_visits, random_rollout
+from stonelab.games.gomoku.rules import BLACK, WHITE, GomokuRules, board_from_rows, would_win
+from stonelab.games.gomoku.search import pure_mcts_move, pure_mcts_visits, random_rollout
 from stonelab.search.tree import seed_numba
 
 RULES = GomokuRules(6, 4)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stonelab.games.gomoku import BLACK, WHITE, GomokuRules, line_length
+from stonelab.games.gomoku.rules import BLACK, WHITE, GomokuRules, line_length
 from stonelab.search.mcts import MCTSConfig
 from stonelab.search.selfplay import SelfPlayGames, SelfPlaySlots, play_games
 
@@ -131,7 +131,7 @@ def test_late_moves_are_the_most_visited():
 
 
 def test_slots_refill_until_all_games_are_played():
-    from stonelab.games.gomoku import GomokuRules
+    from stonelab.games.gomoku.rules import GomokuRules
     from stonelab.search.mcts import MCTSConfig
     from stonelab.search.selfplay import play_games
 
@@ -219,7 +219,7 @@ def black_is_winning(planes):
 
 
 def test_a_lost_side_resigns_unless_its_game_is_played_through():
-    from stonelab.games.go import GoRules
+    from stonelab.games.go.rules import GoRules
 
     rules, config = GoRules(9), MCTSConfig(playouts=8)
     resigning = SelfPlaySlots(rules, 3, config, temperature_moves=4, resign_below=-0.9, resign_playthrough=0.0)
@@ -238,7 +238,7 @@ def test_a_lost_side_resigns_unless_its_game_is_played_through():
 
 
 def test_resignation_off_draws_no_random_numbers():
-    from stonelab.games.go import GoRules
+    from stonelab.games.go.rules import GoRules
 
     rules, config = GoRules(9), MCTSConfig(playouts=8)
     plain = SelfPlaySlots(rules, 2, config, temperature_moves=4).play(black_is_winning, 2, np.random.default_rng(5))
@@ -281,7 +281,7 @@ def test_bad_playout_cap_settings_are_refused():
 
 
 def test_go_games_carry_the_final_owner_and_margin_from_the_movers_view():
-    from stonelab.games.go import GoRules
+    from stonelab.games.go.rules import GoRules
 
     rules = GoRules(9, komi=7.0)
     games = SelfPlaySlots(rules, 2, MCTSConfig(playouts=8), temperature_moves=4).play(
@@ -295,7 +295,7 @@ def test_go_games_carry_the_final_owner_and_margin_from_the_movers_view():
 
 
 def test_a_resigned_go_game_gives_no_ownership_or_score_target():
-    from stonelab.games.go import GoRules
+    from stonelab.games.go.rules import GoRules
 
     slots = SelfPlaySlots(GoRules(9), 2, MCTSConfig(playouts=8), temperature_moves=4, resign_below=-0.9,
                           resign_playthrough=0.0)

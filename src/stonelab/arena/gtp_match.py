@@ -69,7 +69,7 @@ import numpy as np
 
 from stonelab.arena.ratings import MatchResult
 from stonelab.data.sgf import sgf_coordinate
-from stonelab.games.go import GoRules, GoState, IllegalMove
+from stonelab.games.go.rules import GoRules, GoState, IllegalMove
 from stonelab.protocols.gtp import move_name, score_name
 from stonelab.protocols.gtp_client import (
     RESIGN,
@@ -112,8 +112,8 @@ class GTPGame:
 
     def passes_with_open_points(self, colour: int) -> int:
         """How often ``colour`` passed while it still had points to play for
-        (`stonelab.games.go_ownership.open_points`): each such pass gave something away."""
-        from stonelab.games.go_ownership import open_points
+        (`stonelab.games.go.ownership.open_points`): each such pass gave something away."""
+        from stonelab.games.go.ownership import open_points
 
         state, count = GoRules(self.board_size, komi=self.komi).new_state(), 0
         for mover, point in self.moves:

@@ -10,20 +10,18 @@ from dataclasses import replace
 
 import numpy as np
 
-from stonelab.games.go import GoRules
-from stonelab.games.gomoku import GomokuRules
-from stonelab.games.gomoku_candidates import PruningConfig
-from stonelab.games.gomoku_search import pure_mcts_move
+from stonelab.games import registry
 from stonelab.search import tree as T
 from stonelab.search.game import MOVER_LOSES, MOVER_WINS, ONGOING
 from stonelab.search.mcts import BatchedMCTS, Evaluator, MCTSConfig
+from stonelab.search.pure_mcts import pure_mcts_at
 
 
 class NeuralMCTSPlayer:
     """Network-guided batched search; plays the most visited move (no noise)."""
 
     def __init__(self, rules, evaluate: Evaluator, config: MCTSConfig, name: str = "neural",
-                 pruning: PruningConfig | None = None):
+                 pruning=None):
         self.rules, self.evaluate, self.config, self.name = rules, evaluate, config, name
         self.pruning = pruning
         self.mcts: BatchedMCTS | None = None
@@ -62,44 +60,42 @@ class NeuralMCTSPlayer:
 
 
 class PureMCTSPlayer:
-    """Seed 000's pure-MCTS opponent: uniform priors, random rollouts."""
+    """Seed 000's pure-MCTS opponent for any game: uniform priors, one random playout per
+    leaf, a fresh tree every move, one game searched at a time (AlphaZero_Gomoku's MCTSPlayer)."""
 
-    def __init__(self, rules: GomokuRules, playouts: int, c_puct: float = 5.0, seed: int = 0):
+    def __init__(self, rules, playouts: int, c_puct: float = 5.0, seed: int = 0):
         self.rules, self.playouts, self.c_puct, self.seed = rules, playouts, c_puct, seed
+        self.game = rules.search_game()
         self.name = f"pure_mcts_{playouts}"
 
     def reset(self, num_games: int) -> None:
-        self.boards = np.zeros((num_games, self.rules.num_actions), dtype=np.int8)
-        self.last = np.full(num_games, -1)
-        self.to_play = np.ones(num_games, dtype=np.int64)
+        self.positions = self.game.new_positions(num_games)
         self.plies = np.zeros(num_games, dtype=np.int64)
+        self._legal = np.empty(self.game.num_actions, dtype=np.bool_)
 
     def choose(self, games: np.ndarray) -> np.ndarray:
-        moves = []
-        for g in games:
-            seed = (self.seed * 1_000_003 + int(g) * 1009 + int(self.plies[g])) % (2**31 - 1)
-            moves.append(pure_mcts_move(self.rules, self.boards[g], int(self.to_play[g]),
-                                        int(self.last[g]), playouts=self.playouts,
-                                        c_puct=self.c_puct, seed=seed))
-        return np.array(moves, dtype=np.int64)
+        return np.array([self._move(int(g)) for g in games], dtype=np.int64)
+
+    def _move(self, g: int) -> int:
+        """The most visited move (ties: lowest index). With a single playout no move has been
+        visited (it only expands the root): then a uniformly random legal move, seeded."""
+        seed = (self.seed * 1_000_003 + g * 1009 + int(self.plies[g])) % (2**31 - 1)
+        visits = pure_mcts_at(self.game.spec, self.positions, g, self.playouts, self.c_puct, seed)
+        if visits.max() > 0:
+            return int(np.argmax(visits))
+        T.legal_at_root(self.game.spec, self.positions, g, self._legal)
+        return int(np.random.default_rng(seed).choice(np.flatnonzero(self._legal)))
 
     def observe(self, g: int, move: int) -> None:
-        self.boards[g, move] = self.to_play[g]
-        self.last[g] = move
-        self.to_play[g] = -self.to_play[g]
+        T.play_position(self.game.spec, self.positions, g, move)
         self.plies[g] += 1
 
 
-def pure_mcts_player(rules: GomokuRules | GoRules, playouts: int, c_puct: float = 5.0, seed: int = 0):
-    """Pure MCTS (uniform priors, random rollouts) of ``playouts`` per move: seed 000's
-    player on Gomoku, the shared batched search with one random playout per leaf on Go."""
-    if isinstance(rules, GomokuRules):
-        return PureMCTSPlayer(rules, playouts, c_puct, seed=seed)
-    from stonelab.models.go_evaluator import UniformEvaluator
-
-    game = rules.search_game()
-    config = MCTSConfig(playouts=playouts, c_puct=c_puct)
-    return NeuralMCTSPlayer(game, UniformEvaluator(game, 1), config, name=f"pure_mcts_{playouts}")
+def pure_mcts_player(rules, playouts: int, c_puct: float = 5.0, seed: int = 0):
+    """Pure MCTS (uniform priors, random playouts) of ``playouts`` per move, as the game's
+    registry entry builds it (seed 000's player on Gomoku; on Go the shared batched search
+    with one random playout per leaf)."""
+    return registry.of(rules).pure_mcts(rules, playouts, c_puct, seed)
 
 
 def play_match(rules, player, opponent, num_games: int, opening_moves: int = 0, seed: int = 0,
@@ -123,10 +119,9 @@ def play_match(rules, player, opponent, num_games: int, opening_moves: int = 0, 
     positions = game.new_positions(num_games)
     to_play = np.ones(num_games, dtype=np.int64)
     rng = np.random.default_rng(seed)
-    points = game.board_size ** 2
     moves: list[list[int]] = [[] for _ in range(num_games)]
     for pair in range(0, num_games, 2):
-        opening = rng.choice(points, size=opening_moves, replace=False)
+        opening = _random_opening(game, rng, opening_moves)
         for g in range(pair, min(pair + 2, num_games)):
             for move in opening:
                 T.play_position(game.spec, positions, g, int(move))
@@ -163,3 +158,20 @@ def play_match(rules, player, opponent, num_games: int, opening_moves: int = 0, 
                          for g in range(num_games))
     return MatchResult(wins=int((result == 1).sum()), draws=int((result == 0).sum()),
                        losses=int((result == -1).sum()))
+
+
+def _random_opening(game, rng: np.random.Generator, plies: int) -> list[int]:
+    """``plies`` uniformly random distinct points, played in turn. Where a drawn point is not
+    legal (Othello's discs must flip), that ply is drawn again among the legal moves."""
+    points = rng.choice(game.board_size ** 2, size=plies, replace=False)
+    positions = game.new_positions(1)
+    legal = np.empty(game.num_actions, dtype=np.bool_)
+    opening = []
+    for point in points:
+        move = int(point)
+        if game.illegal_reason(positions, 0, move) is not None:
+            T.legal_at_root(game.spec, positions, 0, legal)
+            move = int(rng.choice(np.flatnonzero(legal)))
+        T.play_position(game.spec, positions, 0, move)
+        opening.append(move)
+    return opening

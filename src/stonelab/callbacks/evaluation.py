@@ -18,6 +18,7 @@ from stonelab.callbacks.logging import log_metrics
 from stonelab.callbacks.selfplay import as_pruning
 from stonelab.callbacks.stop import StopRequested, stop_checking, stop_signal
 from stonelab.errors import ConfigError, check
+from stonelab.games import registry
 from stonelab.models import checkpoints
 from stonelab.models.evaluator import NetEvaluator, check_search_precision, search_precision
 from stonelab.search.mcts import MCTSConfig
@@ -113,9 +114,10 @@ class Evaluation(L.Callback):
 
     def on_fit_start(self, trainer, pl_module) -> None:
         self._fit_start = time.perf_counter()
-        if self.opponent_command and identity_game(pl_module) != "go":
-            raise ConfigError("callbacks.evaluation.opponent_command: a GTP engine plays Go; "
-                              f"this run plays {identity_game(pl_module)}")
+        spec = registry.of(pl_module.game)
+        if self.opponent_command and "gtp" not in spec.protocols:
+            raise ConfigError(f"callbacks.evaluation.opponent_command: a GTP engine plays Go; "
+                              f"this run plays {spec.name}")
         # Refuse an opponent of another game before any self-play, and load it once.
         # A stonelab checkpoint of the same game and board, or AlphaZero_Gomoku's published net.
         self._opponent_net, self._opponent_label = (
@@ -338,8 +340,3 @@ class _StopBeforeSearch:
         if self.stop():
             raise StopRequested
         return self.player.choose(games)
-
-
-def identity_game(module) -> str:
-    """The game a module's checkpoints say it plays ("gomoku" or "go")."""
-    return module.identity().get("game", "gomoku")

@@ -15,7 +15,7 @@ from lightning.pytorch.utilities import rank_zero_warn
 from stonelab.callbacks.logging import log_metrics
 from stonelab.callbacks.stop import StopRequested, stop_checking, stop_signal
 from stonelab.errors import check
-from stonelab.games.gomoku_candidates import PruningConfig
+from stonelab.games.gomoku.candidates import PruningConfig
 from stonelab.models.evaluator import check_search_precision, search_precision
 from stonelab.search.mcts import MCTSConfig
 from stonelab.search.selfplay import SelfPlaySlots

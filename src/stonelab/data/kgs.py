@@ -6,7 +6,7 @@ game cache -> positions streamed with features computed on the fly.
 
 The cache stores games, not positions: per game its setup stones, moves (int16,
 pass = n*n), ranks, result, komi and an approximate end-of-game ownership map (int8
-[n*n], random playouts from the final position: `stonelab.games.go_ownership`),
+[n*n], random playouts from the final position: `stonelab.games.go.ownership`),
 about 4 bytes per position. Features are
 computed while streaming by replaying each game in numba (`features.encode_game`,
 ~70,000 maddison positions/s per core), which is why the cache key holds the
@@ -68,7 +68,7 @@ class GameCache:
     winner int8 [G] (+1 black, -1 white, 0 unknown), komi float32 [G],
     ownership int8 [G, n*n]: APPROXIMATE owner of each point at the game's end (+1 black,
     -1 white, 0 unclear), from random playouts of the final position (see
-    `stonelab.games.go_ownership`; resigned games are scored from where they stopped).
+    `stonelab.games.go.ownership`; resigned games are scored from where they stopped).
     """
 
     board_size: int
@@ -198,7 +198,7 @@ def _read_part(sources: list[tuple[str, bytes]], board_size: int):
 
 def _ownership_part(first: int, games: list[tuple], board_size: int) -> np.ndarray:
     """Worker: int8 [len(games), n*n] ownership of consecutive cached games ``first, first + 1, ...``."""
-    from stonelab.games.go_ownership import game_ownership
+    from stonelab.games.go.ownership import game_ownership
 
     # Seeded by the game's index in the cache: the same sources always give the same
     # cache, whichever worker scores a game.
@@ -393,7 +393,7 @@ def build_cache(paths: list[Path], folder: Path, board_size: int, *, workers: in
                    board_size=board_size, format=CACHE_FORMAT,
                    sources=[str(p) for p in paths])
     summary["cache_bytes_per_position"] = summary["cache_bytes"] / max(summary["positions"], 1)
-    from stonelab.games.go_ownership import OWNERSHIP_PLAYOUTS, OWNERSHIP_THRESHOLD
+    from stonelab.games.go.ownership import OWNERSHIP_PLAYOUTS, OWNERSHIP_THRESHOLD
 
     summary["ownership"] = {"approximate": True, "playouts": OWNERSHIP_PLAYOUTS,
                             "threshold": OWNERSHIP_THRESHOLD,

@@ -8,23 +8,22 @@ from torch.utils.data import DataLoader
 
 from stonelab.data.replay import ReplayBatches, ReplayBuffer
 from stonelab.errors import ConfigError, check
-from stonelab.games.go import GoRules
-from stonelab.games.gomoku import GomokuRules
-from stonelab.games.symmetry import NUM_SYMMETRIES, all_symmetries, transform_points
+from stonelab.games import registry
+from stonelab.games.symmetry import SYMMETRY_GROUPS, all_symmetries, transform_points
 from stonelab.utils.distributed import by_rank, share_of
 
 
 class SelfPlayDataModule(L.LightningDataModule):
     """Replay buffer of ``buffer_size`` positions served as ``batch_size`` minibatches.
 
-    With ``augment`` every position enters the buffer in all 8 symmetries (as
-    seed 000 does; Go's pass stays the pass). Each DDP rank owns its own buffer, filled by its own
+    With ``augment`` every position enters the buffer in each symmetry its game keeps (the
+    registry's ``symmetries``: all 8 on a square board, as seed 000 does; a pass stays the pass). Each DDP rank owns its own buffer, filled by its own
     self-play, and draws the same number of batches; checkpoints hold every rank's.
     """
 
     DATA = "selfplay"  # the data config that builds it (models name the one they learn from)
 
-    def __init__(self, game: GomokuRules | GoRules, *, buffer_size: int = 10_000, batch_size: int = 512,
+    def __init__(self, game, *, buffer_size: int = 10_000, batch_size: int = 512,
                  augment: bool = True, seed: int = 0, num_workers: int = 0):
         super().__init__()
         check([(lambda: isinstance(batch_size, int) and batch_size >= 1,
@@ -38,6 +37,7 @@ class SelfPlayDataModule(L.LightningDataModule):
         self.batch_size = batch_size
         self.augment = augment
         self.seed = seed
+        self.symmetries = registry.of(game).symmetries
         search = game.search_game()  # the planes and actions its self-play records
         # Go's games end on a scored board: its ownership and margin are training targets too.
         self.buffer = ReplayBuffer(buffer_size, search.num_planes, game.n, search.num_actions,
@@ -48,11 +48,12 @@ class SelfPlayDataModule(L.LightningDataModule):
         """Add positions (and their symmetries); returns how many entered the buffer.
         ``aux``: Go's (ownership [P, n*n], scores [P], weights [P]), see `ReplayBuffer`."""
         if self.augment:
+            group = self.symmetries
             if aux is not None:  # ownership is a board map: it turns with the planes
-                ownership = np.concatenate([transform_points(aux[0], self.game.n, s) for s in range(NUM_SYMMETRIES)])
-                aux = (ownership, np.tile(aux[1], NUM_SYMMETRIES), np.tile(aux[2], NUM_SYMMETRIES))
-            planes, policies = all_symmetries(planes, policies)
-            values = np.tile(values, NUM_SYMMETRIES)
+                ownership = np.concatenate([transform_points(aux[0], self.game.n, s) for s in SYMMETRY_GROUPS[group]])
+                aux = (ownership, np.tile(aux[1], group), np.tile(aux[2], group))
+            planes, policies = all_symmetries(planes, policies, group)
+            values = np.tile(values, group)
         self.buffer.add(planes, policies, values, aux)
         return len(values)
 

@@ -598,14 +598,14 @@ def first_illegal_move(record: GameRecord) -> int | None:
     """Index into ``record.moves`` of the first illegal move, -1 if the setup stones
     themselves are rejected, or None if the whole game replays.
 
-    The rules are stonelab.games.go's (simple ko, suicide illegal, no superko). Colours
+    The rules are stonelab.games.go.rules's (simple ko, suicide illegal, no superko). Colours
     come from the record, so two moves of one colour in a row (KGS has them after
     handicap) are replayed as written, and play that resumes after two passes (a KGS
     scoring dispute) is not "game over". The usual game (strictly alternating, no play
     after two passes) goes through go's jitted whole-game replay in one call; the rest
     move by move through GoState.
     """
-    go = importlib.import_module("stonelab.games.go")  # lazy: numba only when replaying
+    go = importlib.import_module("stonelab.games.go.rules")  # lazy: numba only when replaying
     n = record.board_size
     colours = [colour for colour, _ in record.moves]
     points = np.fromiter((point for _, point in record.moves), dtype=np.int64, count=len(colours))

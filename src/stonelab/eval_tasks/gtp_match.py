@@ -33,7 +33,7 @@ def run(cfg: DictConfig) -> dict:
 
     from stonelab.arena import gtp_match as referee
     from stonelab.arena.progress import MatchProgress
-    from stonelab.games.go import GoRules
+    from stonelab.games.go.rules import GoRules
     from stonelab.models.alphazero_go import go_model_from_checkpoint
 
     _check(cfg)

@@ -26,7 +26,7 @@ def run(cfg: DictConfig) -> dict:
 
     from stonelab.data.sgf import read_games
     from stonelab.errors import StonelabError
-    from stonelab.games.go import GoRules
+    from stonelab.games.go.rules import GoRules
     from stonelab.models import checkpoints, figures
     from stonelab.models.gate import gate_output
     from stonelab.models.inference import MovePredictor, encode_states

@@ -1,18 +1,20 @@
-"""``task=match``: an alphazero Gomoku checkpoint, with search, against pure MCTS, another
-checkpoint or a net that AlphaZero_Gomoku publishes."""
+"""``task=match``: an alphazero checkpoint (any registered game), with search, against pure
+MCTS, another checkpoint or a net that AlphaZero_Gomoku publishes."""
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import replace
 
 import numpy as np
 from omegaconf import DictConfig
 
-from stonelab.arena.players import NeuralMCTSPlayer, PureMCTSPlayer, play_match
+from stonelab.arena.players import NeuralMCTSPlayer, play_match, pure_mcts_player
 from stonelab.errors import ConfigError
 from stonelab.eval_tasks import require_checkpoint, write_result
-from stonelab.games.gomoku_candidates import PruningConfig
+from stonelab.games import registry
+from stonelab.games.gomoku.candidates import PruningConfig
 from stonelab.models import checkpoints
 from stonelab.models.alphazero import net_evaluator
 from stonelab.search.mcts import MCTSConfig
@@ -27,7 +29,10 @@ def run(cfg: DictConfig) -> dict:
         raise ConfigError(f"games={cfg.games} must be >= 1")
     set_threads(cfg.torch_threads)
     device = resolve_device(cfg.device)
-    loaded = checkpoints.load(path, game="gomoku")  # a Go checkpoint is refused by name
+    loaded = checkpoints.load(path)
+    if loaded.model != "alphazero":  # a Go move predictor plays GTP engines instead
+        raise ConfigError(f"task=match plays alphazero checkpoints; {path} holds {checkpoints.describe(loaded.identity)}: "
+                          f"score it with task=predict, or against GNU Go with task=gtp_match")
     game = loaded.game
     search = MCTSConfig(**cfg.search)
     pruning = PruningConfig(**cfg.pruning)
@@ -36,10 +41,18 @@ def run(cfg: DictConfig) -> dict:
     if opponent_playouts is not None and (not isinstance(opponent_playouts, int) or opponent_playouts < 1):
         raise ConfigError(f"opponent_playouts={opponent_playouts!r} must be a whole number >= 1 "
                           f"(or null: search.playouts)")
+    spec = registry.of(game)
     if cfg.opponent == "pure_mcts":
-        opponent = PureMCTSPlayer(game, cfg.pure_playouts, search.c_puct, seed=cfg.seed)
+        opponent = pure_mcts_player(game, cfg.pure_playouts, search.c_puct, seed=cfg.seed)
         opponent_name = f"pure_mcts_{cfg.pure_playouts}"
+    elif cfg.opponent in spec.opponents:  # a search-free player of the game's own
+        opponent = spec.opponents[cfg.opponent](game, seed=cfg.seed)
+        opponent_name = opponent.name
     else:  # another checkpoint of the same game and board, or AlphaZero_Gomoku's published net
+        if not os.path.isfile(str(cfg.opponent)):
+            named = ", ".join(["pure_mcts", *spec.opponents])
+            raise ConfigError(f"opponent={cfg.opponent}: no such file, and not an opponent of {spec.title} "
+                              f"({named}); give one of those or a checkpoint's path")
         net, opponent_name = checkpoints.load_opponent(str(cfg.opponent), loaded.identity)
         opponent_search = replace(search, playouts=opponent_playouts or search.playouts)
         if opponent_name.startswith("alphazero_gomoku:"):
@@ -49,26 +62,36 @@ def run(cfg: DictConfig) -> dict:
     opening = cfg.get("opening_moves")
     if opening is None:  # two checkpoints search deterministically: vary the games
         opening = 0 if cfg.opponent == "pure_mcts" else 2
-    if not isinstance(opening, int) or not 0 <= opening < game.k * 2 - 1:
-        raise ConfigError(f"opening_moves={opening} must be an integer from 0 to {game.k * 2 - 2}")
+    longest = spec.max_opening(game)
+    if not isinstance(opening, int) or not 0 <= opening <= longest:
+        raise ConfigError(f"opening_moves={opening} must be an integer from 0 to {longest}")
     start = time.perf_counter()
     games: list[dict] = []
     result = play_match(game, player, opponent, cfg.games, opening_moves=opening, seed=cfg.seed, games_out=games)
     lo, hi = result.interval
     out = {"checkpoint": path, "game": game.name, "opponent": opponent_name,
            "playouts": search.playouts,
-           "opponent_playouts": cfg.pure_playouts if cfg.opponent == "pure_mcts" else opponent.config.playouts,
+           "opponent_playouts": opponent_playouts_of(cfg, opponent),
            "opening_moves": opening, "games": result.games, "wins": result.wins,
            "draws": result.draws, "losses": result.losses, "win_ratio": result.win_ratio,
            "ci_low": lo, "ci_high": hi, "seconds": round(time.perf_counter() - start, 1),
            **by_colour(games), "median_plies": float(np.median([len(g["moves"]) for g in games])),
            "game_records": games}
     opponent_playouts = out["opponent_playouts"]
-    print(f"{path} ({search.playouts} playouts) vs {opponent_name} ({opponent_playouts} playouts): {result}; "
+    searched = "no search" if opponent_playouts is None else f"{opponent_playouts} playouts"
+    print(f"{path} ({search.playouts} playouts) vs {opponent_name} ({searched}): {result}; "
           f"as black {out['black']['wins']}/{out['black']['games']}, as white {out['white']['wins']}/"
           f"{out['white']['games']}, median {out['median_plies']:g} plies")
     write_result(cfg, "match.json", out)
     return out
+
+
+def opponent_playouts_of(cfg: DictConfig, opponent) -> int | None:
+    """The opponent's playouts per move (None: a player without search)."""
+    if cfg.opponent == "pure_mcts":
+        return cfg.pure_playouts
+    config = getattr(opponent, "config", None)
+    return None if config is None else config.playouts
 
 
 def by_colour(games: list[dict]) -> dict:

@@ -16,7 +16,7 @@ from numba import njit
 from stonelab.errors import ConfigError
 from stonelab.features.maddison import MADDISON_PLANES, encode_maddison_into, maddison_scratch
 from stonelab.features.simple4 import SIMPLE4_PLANES, encode_simple4_into
-from stonelab.games.go import (
+from stonelab.games.go.rules import (
     BLACK,
     OK,
     SETUP_INVALID,

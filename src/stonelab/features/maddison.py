@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from stonelab.games.bits import popcount
-from stonelab.games.go import (
+from stonelab.games.go.rules import (
     EMPTY,
     LADDER_MAX_DEPTH,
     LADDER_MAX_NODES,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from stonelab.games.go import EMPTY, board_size, last_move, to_play
+from stonelab.games.go.rules import EMPTY, board_size, last_move, to_play
 
 SIMPLE4_PLANES = (("own", 1), ("opponent", 1), ("empty", 1), ("last_move", 1))
 NUM_PLANES = 4

@@ -1,4 +1,4 @@
-"""Bit tricks on uint64 words for numba kernels (liberty bitsets of `stonelab.games.go`)."""
+"""Bit tricks on uint64 words for numba kernels (liberty bitsets of `stonelab.games.go.rules`)."""
 
 from __future__ import annotations
 

@@ -13,6 +13,10 @@ from functools import lru_cache
 import numpy as np
 
 NUM_SYMMETRIES = 8
+# The symmetries a game keeps (its registry entry's ``symmetries``), as indices into
+# `permutations`: all 8 on a square board; 4 keep a rectangle (identity, half turn and the
+# two mirrors); 2: identity and the half turn; 1: none.
+SYMMETRY_GROUPS = {8: tuple(range(8)), 4: (0, 2, 4, 6), 2: (0, 2), 1: (0,)}
 
 
 @lru_cache(maxsize=32)
@@ -56,12 +60,15 @@ def transform_planes(planes: np.ndarray, sym: int) -> np.ndarray:
     return transform_points(flat, n, sym).reshape(planes.shape)
 
 
-def all_symmetries(planes: np.ndarray, policy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The 8 transformed copies of ``planes [B, C, n, n]`` and ``policy [B, A]``.
+def all_symmetries(planes: np.ndarray, policy: np.ndarray, group: int = NUM_SYMMETRIES
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The transformed copies of ``planes [B, C, n, n]`` and ``policy [B, A]`` under the
+    ``group`` symmetries of `SYMMETRY_GROUPS`.
 
-    Returns ``[8 * B, C, n, n]`` and ``[8 * B, A]``, symmetry-major.
+    Returns ``[group * B, C, n, n]`` and ``[group * B, A]``, symmetry-major.
     """
     n = planes.shape[-1]
-    states = np.concatenate([transform_planes(planes, s) for s in range(NUM_SYMMETRIES)])
-    policies = np.concatenate([transform_points(policy, n, s) for s in range(NUM_SYMMETRIES)])
+    syms = SYMMETRY_GROUPS[group]
+    states = np.concatenate([transform_planes(planes, s) for s in syms])
+    policies = np.concatenate([transform_points(policy, n, s) for s in syms])
     return states, policies

@@ -17,8 +17,7 @@ import torch
 from torch import nn
 
 from stonelab.errors import ConfigError, check
-from stonelab.games.go import GoRules
-from stonelab.games.gomoku import GomokuRules
+from stonelab.games import registry
 from stonelab.models.evaluator import NetEvaluator, net_evaluator  # noqa: F401  (re-exported: one source of truth)
 from stonelab.models.identity import (  # noqa: F401  (re-exported: one source of truth)
     CHECKPOINT_KEY,
@@ -31,9 +30,9 @@ from stonelab.models.identity import (  # noqa: F401  (re-exported: one source o
 class AlphaZeroModule(L.LightningModule):
     MODEL_NAME = "alphazero"
     DATA = "selfplay"  # learns from its own games (the data config it needs)
-    GAME = ("gomoku", "go")  # the games it plays (a game config of another one is refused)
+    GAME = None  # it plays every registered game
 
-    def __init__(self, net: nn.Module | Callable[..., nn.Module], game: GomokuRules | GoRules, *, lr: float = 2e-3,
+    def __init__(self, net: nn.Module | Callable[..., nn.Module], game, *, lr: float = 2e-3,
                  weight_decay: float = 1e-4, kl_target: float = 0.02, epochs_per_step: int = 5,
                  lr_multiplier_min: float = 0.1, lr_multiplier_max: float = 10.0,
                  warmup_steps: int = 0, ownership_weight: float = 1.5, score_weight: float = 0.1):
@@ -205,7 +204,7 @@ class AlphaZeroModule(L.LightningModule):
         self.train_steps = state["train_steps"]
 
 
-def net_for_game(net: nn.Module | Callable[..., nn.Module], game: GomokuRules | GoRules) -> nn.Module:
+def net_for_game(net: nn.Module | Callable[..., nn.Module], game) -> nn.Module:
     """The policy-value net for ``game``'s search planes and actions.
 
     ``net`` is a net, or (conf/model/alphazero.yaml: ``_partial_: true``) a function that
@@ -236,8 +235,6 @@ def net_for_game(net: nn.Module | Callable[..., nn.Module], game: GomokuRules | 
     return net
 
 
-def alphazero_identity(game: GomokuRules | GoRules) -> dict:
+def alphazero_identity(game) -> dict:
     """The identity an AlphaZero checkpoint of ``game`` carries."""
-    if isinstance(game, GoRules):
-        return {"model": "alphazero", "game": "go", "board_size": game.n, "komi": float(game.komi)}
-    return {"model": "alphazero", "game": "gomoku", "board_size": game.n, "win_length": game.k}
+    return registry.identity(game, "alphazero")

@@ -5,7 +5,7 @@
     model.probabilities([state]), model.play_moves([state])      # search-free
     go_search_player(model, search_settings)                     # its own planes in the search
 
-Its planes are the self-play search's (`stonelab.games.go_search`, ``GO_PLANES``), read
+Its planes are the self-play search's (`stonelab.games.go.search`, ``GO_PLANES``), read
 from the leaf positions themselves, so the net sees in play what it saw in training. Its
 search keeps self-play's rule that no move fills a single-point eye of its own, with
 room for a whole game (three times the points in moves) rather than self-play's cap.
@@ -20,8 +20,8 @@ import torch
 from torch import nn
 
 from stonelab.errors import ConfigError
-from stonelab.games.go import GoRules, GoState
-from stonelab.games.go_search import GoPosition, GoSearch
+from stonelab.games.go.rules import GoRules, GoState
+from stonelab.games.go.search import GoPosition, GoSearch
 from stonelab.models.evaluator import NetEvaluator
 from stonelab.models.outputs import GoModelOutput
 from stonelab.search import tree as T
@@ -68,7 +68,7 @@ class AlphaZeroGoModel:
     def play_moves(self, states: Sequence[GoState], ranks=None, histories=None) -> np.ndarray:
         """The most probable legal move of each state, never filling a single-point eye of
         its own (as in self-play, where such moves were never searched)."""
-        from stonelab.games.go_ownership import own_eyes
+        from stonelab.games.go.ownership import own_eyes
 
         probs = self.probabilities(states)
         for i, state in enumerate(states):

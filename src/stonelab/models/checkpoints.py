@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from torch import nn
 
+from stonelab.games import registry
 from stonelab.models.identity import (
     CHECKPOINT_KEY,
     EXPORT_KEY,
@@ -27,16 +28,15 @@ from stonelab.models.identity import (
     load_checkpoint_file,
 )
 
-# The models a checkpoint can hold: the game each plays (alphazero's identity names its
-# own: Gomoku or Go), and the net class of checkpoints that do not name theirs
-# (alphazero's store only the net's arguments).
+# The models a checkpoint can hold: the game each plays (None: alphazero, whose identity
+# names its game, any registered one), and the net class of checkpoints that do not name
+# theirs (alphazero's store only the net's arguments).
 MODELS = {
-    "alphazero": ("gomoku", "stonelab.models.nets.policy_value.PolicyValueNet"),
+    "alphazero": (None, "stonelab.models.nets.policy_value.PolicyValueNet"),
     "maddison_cnn": ("go", "stonelab.models.nets.maddison.MaddisonNet"),
     "belief_vit": ("go", "stonelab.models.nets.belief_vit.BeliefViT"),
 }
-GAMES = ("gomoku", "go")
-GO_MODELS = tuple(m for m, (g, _) in MODELS.items() if g == "go")
+GO_MODELS = tuple(m for m, (g, _) in MODELS.items() if g is not None)  # the move predictors: KGS Go
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class LoadedCheckpoint:
 
     path: str
     identity: dict
-    game: object  # GomokuRules or GoRules, as the identity says
+    game: object  # the rules of a registered game, as the identity says
     net: nn.Module
     state: dict = field(repr=False)  # checkpoint["stonelab"]: net_config, gate, training counters
     hparams: dict = field(default_factory=dict, repr=False)  # the module's saved hyperparameters
@@ -69,27 +69,28 @@ def load(path: str, *, game: str | None = None, expect: dict | None = None,
          move_predictor: bool = False) -> LoadedCheckpoint:
     """The game and trained net of checkpoint file ``path``.
 
-    game: "gomoku" or "go": refuse a checkpoint of the other game (or of no stonelab
-    model) in one line naming the file. expect: identity fields the checkpoint must
+    game: a registered game's name ("gomoku", "go", ...): refuse a checkpoint of another
+    game (or of no stonelab model) in one line naming the file. expect: identity fields the checkpoint must
     have (a board size, a win length), refused naming each difference.
     move_predictor: refuse anything but a Go move predictor (`GO_MODELS`), AlphaZero
     on Go included.
     """
     checkpoint = load_checkpoint_file(path)
     if move_predictor:
-        identity_of(checkpoint, path, game="go")
-        model = checkpoint[CHECKPOINT_KEY]["identity"]["model"]
-        if model not in GO_MODELS:
-            raise CheckpointMismatchError(_other_game(path, checkpoint[CHECKPOINT_KEY]["identity"], "go"))
+        predicted = MODELS[GO_MODELS[0]][0]  # the game the move predictors learn (Go, from KGS)
+        identity = identity_of(checkpoint, path, game=predicted)
+        if identity["model"] not in GO_MODELS:
+            raise CheckpointMismatchError(_other_game(path, identity, predicted))
     return from_dict(checkpoint, path, game=game, expect=expect)
 
 
 def game_of(identity: dict) -> str | None:
     """The game a checkpoint's model plays: alphazero's identity names it, the others' model does."""
     model = identity.get("model")
-    if model == "alphazero" and identity.get("game") in GAMES:
-        return identity["game"]
-    return MODELS[model][0] if model in MODELS else None
+    if model not in MODELS:
+        return None
+    game = identity.get("game") if MODELS[model][0] is None else MODELS[model][0]
+    return game if game in registry.names() else None
 
 
 def from_dict(checkpoint: dict, path: str, *, game: str | None = None,
@@ -120,26 +121,22 @@ def identity_of(checkpoint: dict, path: str, *, game: str | None = None) -> dict
 
 def _other_game(path: str, identity: dict | None, game: str) -> str:
     found = describe(identity) if identity else "no stonelab model"
-    if game == "gomoku":
-        return f"{path} is not a stonelab alphazero checkpoint of Gomoku: it holds {found}"
     model = identity["model"] if identity else "no stonelab model"
-    if identity and game_of(identity) == "go":
+    if game not in {MODELS[m][0] for m in GO_MODELS}:  # only alphazero plays it
+        return f"{path} is not a stonelab alphazero checkpoint of {registry.get(game).title}: it holds {found}"
+    if identity and game_of(identity) == game:
         return f"{path} holds {model!r} on Go, not a Go move predictor ({', '.join(GO_MODELS)}): it is {found}"
     return f"{path} holds {model!r}, not a Go move predictor ({', '.join(GO_MODELS)}): it is {found}"
 
 
 def build_game(identity: dict, path: str = "checkpoint"):
     """The rules a checkpoint's model plays, from its identity."""
+    game = game_of(identity)
+    if game is None:
+        raise CheckpointMismatchError(f"{path}: its stonelab identity names no game stonelab knows "
+                                      f"({identity}; registered: {', '.join(registry.names())})")
     try:
-        if game_of(identity) == "gomoku":
-            from stonelab.games.gomoku import GomokuRules
-
-            return GomokuRules(identity["board_size"], identity["win_length"])
-        from stonelab.games.go import GoRules
-
-        if identity["model"] == "alphazero":  # trained with its komi: its value output knows it
-            return GoRules(identity["board_size"], komi=identity["komi"])
-        return GoRules(identity["board_size"])
+        return registry.get(game).from_identity(identity)
     except KeyError as exc:
         raise CheckpointMismatchError(f"{path}: its stonelab identity lacks {exc} ({identity})") from None
 
@@ -216,7 +213,7 @@ def load_opponent(path: str, expect: dict) -> tuple[nn.Module, str]:
     if not alphazero_gomoku.looks_like(path):
         return load(path, game=expect.get("game"), expect=expect).net, f"checkpoint:{path}"
     net, n, label = alphazero_gomoku.load(path)
-    if expect.get("game") != "gomoku" or expect.get("board_size") != n:
+    if expect.get("game") != alphazero_gomoku.GAME or expect.get("board_size") != n:
         raise CheckpointMismatchError(f"{path} is AlphaZero_Gomoku's net for {n}x{n} Gomoku; "
                                       f"this one plays {describe(expect)}")
     return net, label

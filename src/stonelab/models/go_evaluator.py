@@ -14,7 +14,7 @@ The leaf value (``search.go_value``):
   head); one forward pass gives prior and value.
 - ``playouts``: the mean result of ``rollouts`` random light playouts from the leaf
   (moves that never fill a single-point eye of their own, Tromp-Taylor with the game's
-  komi, `stonelab.games.go_search`). Costs ``rollouts`` playouts per leaf on top of the
+  komi, `stonelab.games.go.search`). Costs ``rollouts`` playouts per leaf on top of the
   forward pass.
 - ``mixed``: the mean of the two (AlphaGo's leaf value with its weight 1/2): the net's
   judgement of the whole board and the playouts' exact count with the game's komi.
@@ -39,8 +39,8 @@ from stonelab.errors import ConfigError
 from stonelab.features import ENC_MADDISON, ENCODERS
 from stonelab.features.maddison import encode_maddison_into, maddison_scratch
 from stonelab.features.simple4 import encode_simple4_into
-from stonelab.games.go import I_TO_PLAY
-from stonelab.games.go_search import GoSearch, go_position_at
+from stonelab.games.go.rules import I_TO_PLAY
+from stonelab.games.go.search import GoSearch, go_position_at
 from stonelab.models.evaluator import HostStaging
 from stonelab.search.mcts import PositionEvaluator
 from stonelab.search.pure_mcts import mean_rollout_values
@@ -140,7 +140,7 @@ class GoNetEvaluator(PositionEvaluator):
 
 def _has_value_output(predictor) -> bool:
     """Whether the net returns a value (one probe on the empty board)."""
-    from stonelab.games.go import GoRules
+    from stonelab.games.go.rules import GoRules
 
     state = GoRules(predictor.rules.n).new_state()
     return predictor.outputs([state]).value_logit is not None

@@ -20,9 +20,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from stonelab.games import go
-from stonelab.games.go import GoRules, GoState
-from stonelab.games.go_search import GoSearch, go_position_at
+from stonelab.games.go import rules as go
+from stonelab.games.go.rules import GoRules, GoState
+from stonelab.games.go.search import GoSearch, go_position_at
 from stonelab.search import tree as T
 from stonelab.search.mcts import BatchedMCTS, MCTSConfig
 

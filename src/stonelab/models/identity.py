@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from stonelab.errors import StonelabError
+from stonelab.games import registry
 
 CHECKPOINT_KEY = "stonelab"
 EXPORT_KEY = "exported"  # under checkpoint["stonelab"] of a shipped weights file: its source, step, date
@@ -43,12 +44,11 @@ def check_identity(checkpoint: dict, expected: dict, source: str) -> None:
 
 def describe(identity: dict) -> str:
     """A model's identity in words: "an alphazero Gomoku model (6x6, 4 in a row)"."""
-    model, game, n = identity.get("model", "unknown"), identity.get("game"), identity.get("board_size")
+    model, game = identity.get("model", "unknown"), identity.get("game")
     a = "an" if str(model)[:1] in "aeiou" else "a"
-    if game == "gomoku":
-        return f"{a} {model} Gomoku model ({n}x{n}, {identity.get('win_length')} in a row)"
-    if game == "go":
-        return f"{a} {model} Go model ({n}x{n})"
+    if game in registry.names():
+        spec = registry.get(game)
+        return f"{a} {model} {spec.title} model ({spec.describe(identity)})"
     return f"model {model!r}"
 
 

@@ -19,8 +19,8 @@ from torch import nn
 from stonelab.features import ENC_MADDISON, ENCODERS
 from stonelab.features.maddison import encode_maddison_into, maddison_scratch
 from stonelab.features.simple4 import encode_simple4_into
-from stonelab.games.go import GoRules, GoState
-from stonelab.games.go_ownership import own_eyes
+from stonelab.games.go.ownership import own_eyes
+from stonelab.games.go.rules import GoRules, GoState
 from stonelab.models.gate import gate_output
 from stonelab.models.outputs import GoModelOutput
 

@@ -8,7 +8,7 @@ it). Every move is a neural MCTS search of the checkpoint's network (``search.pl
 no noise, the most visited move; ``pruning=...`` restricts it like in training).
 
 Coordinates are ``X,Y``: column then row, 0-based from the top-left corner, so the point
-is ``Y * n + X`` in `stonelab.games.gomoku`'s layout.
+is ``Y * n + X`` in `stonelab.games.gomoku.rules`'s layout.
 
 Commands: START, RECTSTART (square only), RESTART, BEGIN, TURN, BOARD ... DONE, TAKEBACK,
 INFO (stored, answered only to warn or refuse), ABOUT, END. The model plays only its own
@@ -42,7 +42,7 @@ from typing import TextIO
 
 import numpy as np
 
-from stonelab.games.gomoku import BLACK, EMPTY, MOVER_WINS, ONGOING, GomokuRules, outcome_after
+from stonelab.games.gomoku.rules import BLACK, EMPTY, MOVER_WINS, ONGOING, GomokuRules, outcome_after
 from stonelab.protocols.streams import CONTROL, MAX_DIGITS, MAX_LINE, input_lines, protocol_streams, shown
 
 # ASCII only: \d and str.isdigit also take "²" or "٣", which int() then refuses or misreads

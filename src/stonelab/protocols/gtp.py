@@ -8,7 +8,7 @@ the current position (the most probable legal move; a belief_vit's gate applies,
 a belief_vit with a memory is given the game's previous positions).
 
 Vertices follow GTP: columns A..T without I, row 1 at the bottom; internally a point
-is ``row * n + col`` with row 0 the top row (the convention of `stonelab.games.go`).
+is ``row * n + col`` with row 0 the top row (the convention of `stonelab.games.go.rules`).
 
 Commands: protocol_version name version known_command list_commands quit boardsize
 clear_board komi play genmove undo showboard final_score set_free_handicap
@@ -26,7 +26,7 @@ time_left.
 - ``printsgf [FILE]`` writes the game so far (size, komi, handicap stones, moves) as
   SGF to FILE, or answers with it.
 - ``final_status_list alive|dead|seki``: dead stones are those random playouts from
-  the current position capture in most games (`stonelab.games.go_ownership.dead_stones`,
+  the current position capture in most games (`stonelab.games.go.ownership.dead_stones`,
   an approximation that needs no search); alive is every other stone; seki is always
   empty, as playouts do not recognise seki. One chain per line.
 
@@ -53,8 +53,8 @@ from typing import BinaryIO, TextIO
 import numpy as np
 
 from stonelab.data.sgf import game_sgf, read_games
-from stonelab.games.go import BLACK, WHITE, GoRules, GoState, IllegalMove, area_score
-from stonelab.games.go_ownership import dead_stones
+from stonelab.games.go.ownership import dead_stones
+from stonelab.games.go.rules import BLACK, WHITE, GoRules, GoState, IllegalMove, area_score
 from stonelab.protocols.streams import (
     CONTROL,
     MAX_DIGITS,

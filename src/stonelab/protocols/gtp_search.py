@@ -10,11 +10,11 @@
   ``resign`` once the best move's win rate has stayed below ``resign_below`` for
   ``resign_moves`` moves in a row (off unless set).
 - ``kgs-genmove_cleanup``: as genmove, but the engine does not pass while an open
-  point (`stonelab.games.go_ownership.open_points`: one Tromp-Taylor gives to nobody,
+  point (`stonelab.games.go.ownership.open_points`: one Tromp-Taylor gives to nobody,
   such as dame or the region around dead stones, room to invade, a chain to save) can
   still be played, so dead stones get captured before the game is scored.
 - No engine passes while an open point is left: the search leaves the pass out of its
-  candidates until then (`stonelab.games.go_ownership.may_pass`), and without search the
+  candidates until then (`stonelab.games.go.ownership.may_pass`), and without search the
   net's move never is a pass while another move is legal.
 - ``lz-analyze`` / ``kata-analyze`` ``[colour] [interval] [key value ...]`` (``interval``
   in centiseconds; keys ``interval``, ``maxmoves``, ``minmoves``, ``ownership``): ``=``
@@ -51,8 +51,8 @@ from typing import TextIO
 import numpy as np
 
 from stonelab.errors import ConfigError
-from stonelab.games.go import GoState
-from stonelab.games.go_ownership import open_points
+from stonelab.games.go.ownership import open_points
+from stonelab.games.go.rules import GoState
 from stonelab.protocols.gtp import (
     GTPEngine,
     GTPError,
@@ -443,7 +443,7 @@ def _numbers(args: list[str], count: int, usage: str) -> list[float]:
 
 
 def cleanup_move(state: GoState, scores: np.ndarray) -> int:
-    """The best-scored open point (`stonelab.games.go_ownership.open_points`: a neutral point,
+    """The best-scored open point (`stonelab.games.go.ownership.open_points`: a neutral point,
     room to invade, a chain to save), else pass.
 
     Playing the open points captures dead stones left on the board and fills dame, so a

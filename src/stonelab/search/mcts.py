@@ -155,7 +155,7 @@ class BatchedMCTS:
     chosen games and returns root visit counts ``[G, A]``. ``rules`` is a
     `stonelab.search.game.SearchGame`, or a rules object with
     ``search_game(pruning)`` (`GomokuRules`); ``pruning`` is the game's
-    candidate restriction (Gomoku: `stonelab.games.gomoku_candidates.PruningConfig`).
+    candidate restriction (Gomoku: `stonelab.games.gomoku.candidates.PruningConfig`).
     """
 
     def __init__(self, rules, num_games: int, config: MCTSConfig,

@@ -4,7 +4,7 @@ Same PUCT tree kernels as the neural search, with uniform priors and the
 game's random playout to the end as the leaf value. The whole move search is
 one numba call; the tree is rebuilt every move, as in the reference. Any game
 registered with `stonelab.search.game` can be searched; Gomoku's entry points
-(board, colour, last move) are in `stonelab.games.gomoku_search`.
+(board, colour, last move) are in `stonelab.games.gomoku.search`.
 """
 
 from __future__ import annotations
@@ -66,3 +66,10 @@ def mean_rollout_values(game, positions, count, rollouts, out):
             G.copy_position(game, pos, scratch)
             total += G.rollout(game, scratch)
         out[i] = total / rollouts
+
+
+@njit(cache=True, nogil=True)
+def pure_mcts_at(game, positions, i, playouts, c_puct, seed):
+    """`pure_mcts_search` from position ``i`` of a batch (left unchanged)."""
+    return pure_mcts_search(game, G.position_at(game, positions, i), playouts, c_puct, seed)
+

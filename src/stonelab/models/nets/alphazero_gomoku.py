@@ -34,6 +34,7 @@ from stonelab.models.identity import CheckpointMismatchError
 from stonelab.models.nets.policy_value import PolicyValueNet
 
 # The files we know, by sha256: what they hold (their README's words).
+GAME = "gomoku"  # the registered game its files play (freestyle five in a row)
 KNOWN_FILES = {
     "c089392ec7aa62d34c4cc9c710603d84263388d35901e5cac81ebb3eb3fa996d":
         "best_policy_8_8_5.model: 8x8, five in a row (AlphaZero_Gomoku, commit 0b4917c)",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stonelab.games.gomoku import BLACK, WHITE, GomokuRules, board_from_rows
-from stonelab.games.gomoku_tactics import KINDS, classify, generate
+from stonelab.games.gomoku.rules import BLACK, WHITE, GomokuRules, board_from_rows
+from stonelab.games.gomoku.tactics import KINDS, classify, generate
 
 RULES = GomokuRules(8, 5)
 

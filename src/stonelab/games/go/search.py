@@ -1,6 +1,6 @@
-"""Go as the search sees it: `stonelab.search.game` kernels over `stonelab.games.go`.
+"""Go as the search sees it: `stonelab.search.game` kernels over `stonelab.games.go.rules`.
 
-An adapter only: the rules stay in `stonelab.games.go`, whose kernels take its
+An adapter only: the rules stay in `stonelab.games.go.rules`, whose kernels take its
 named position arrays `GoArrays` (``board``, ``group_head``, ..., ``info``,
 ``position_hashes``, ``neighbours``). A search position is that namedtuple; a
 batch of positions has a leading axis on every field (``board int8 [G, N]``,
@@ -24,7 +24,7 @@ Candidates are all legal moves, or with ``fill_own_eyes=False`` (self-play) all
 but the points whose on-board neighbours are all the mover's own stones (unless one of
 those chains is in atari: then the point is a false eye, and filling it saves the chain):
 then games end by passing, never by a side filling its own eyes. The pass is no candidate
-while points are still to be played for (`stonelab.games.go_ownership.may_pass`: a
+while points are still to be played for (`stonelab.games.go.ownership.may_pass`: a
 neutral point, an opponent area big enough to invade, a chain in atari to save), so no search passes on an open board or
 leaves dead stones standing that area scoring would count. The random playout
 keeps the same eye rule (so playouts end), ignores positional superko (simple
@@ -39,16 +39,16 @@ import numpy as np
 from numba import njit
 
 from stonelab.errors import ConfigError
-from stonelab.games import go
-from stonelab.games.go import BLACK, EMPTY, I_MOVE, I_OVER, I_SUPERKO, I_TO_PLAY, OK, GoRules
-from stonelab.games.go_ownership import may_pass
+from stonelab.games.go import rules as go
+from stonelab.games.go.ownership import may_pass
+from stonelab.games.go.rules import BLACK, EMPTY, I_MOVE, I_OVER, I_SUPERKO, I_TO_PLAY, OK, GoRules
 from stonelab.search import game as search_game
 from stonelab.search.game import DRAW, MOVER_LOSES, MOVER_WINS, ONGOING
 
 GoGame = namedtuple("GoGame", ["n", "komi", "max_moves", "fill_own_eyes"])
 GoGame.__doc__ = ("Board side ``n``, ``komi`` (float), ``max_moves``: the game is scored after that many moves; "
                   "``fill_own_eyes`` (bool): whether a move may fill a single-point eye of its own.")
-# A search position is `stonelab.games.go`'s own named arrays: the rules kernels read them by name.
+# A search position is `stonelab.games.go.rules`'s own named arrays: the rules kernels read them by name.
 GoPosition = go.GoArrays
 
 GO_PLANES = ("own_stones", "opponent_stones", "last_move", "move_before_last", "ko_point",

@@ -1,7 +1,7 @@
 """A Gomoku tactics suite generated from the rules: positions whose right answers are a known set.
 
 Five kinds, each decided by an exact, full-width proof search over the rules
-(`stonelab.games.gomoku`), never by a net or a pattern table:
+(`stonelab.games.gomoku.rules`), never by a net or a pattern table:
 
   win_in_1     the mover can make k in a row; right: every move that does.
   block_four   the opponent threatens to win on exactly one point, the mover cannot win
@@ -27,12 +27,13 @@ of the legal moves, so a random mover does not score 100%.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numba import njit
 
-from stonelab.games.gomoku import EMPTY, GomokuRules, would_win
+from stonelab.games.gomoku.rules import EMPTY, GomokuRules, encode_position, would_win
 
 KINDS = ("win_in_1", "block_four", "double_threat", "four_three", "stop_three")
 
@@ -251,3 +252,62 @@ def would_win_now(rules: GomokuRules, board: np.ndarray, move: int) -> bool:
     won = would_win(board, rules.n, rules.k, move, colour)
     board[move] = colour
     return bool(won)
+
+
+# --- answering and scoring (task=tactics) ------------------------------------------------------------
+
+
+def policy_answers(rules: GomokuRules, evaluate, tactics: list[Tactic]) -> np.ndarray:
+    """The net's most likely legal move in each position, one batched call."""
+    planes = np.stack([encode_position(t.board, rules.n, t.to_play, t.last_move) for t in tactics])
+    priors, _ = evaluate(planes)
+    priors = np.where(np.stack([t.board == 0 for t in tactics]), priors, -np.inf)
+    return np.argmax(priors, axis=1)
+
+
+def search_answers(rules: GomokuRules, evaluate, tactics: list[Tactic], config, pruning=None) -> np.ndarray:
+    """The most visited move after ``config.playouts`` playouts in each position, all searched together."""
+    from stonelab.search.mcts import BatchedMCTS
+
+    search = rules.search_game(pruning)
+    mcts = BatchedMCTS(search, len(tactics), config)
+    for g, t in enumerate(tactics):
+        mcts.set_position(g, search.position(t.board, t.to_play, t.last_move))
+    return np.argmax(mcts.search(evaluate, add_noise=False), axis=1)
+
+
+def run_suite(cfg, path: str, playouts: list[int]) -> dict:
+    """``task=tactics`` on a Gomoku net (a stonelab checkpoint or AlphaZero_Gomoku's file):
+    the raw policy and the search at each of ``playouts`` (0: the raw policy)."""
+    from stonelab.arena import tactics as scoring
+    from stonelab.games.gomoku.candidates import PruningConfig
+    from stonelab.models.evaluator import net_evaluator
+    from stonelab.search.mcts import MCTSConfig
+    from stonelab.utils.device import resolve_device
+
+    net, rules, label = _net_and_rules(path, cfg)
+    evaluate = net_evaluator(net, resolve_device(cfg.device))
+    tactics = generate(rules, per_kind=cfg.per_kind, seed=cfg.suite_seed)
+    search = MCTSConfig(**cfg.search)
+    pruning = PruningConfig(**cfg.pruning)
+    rows = {"random move": scoring.random_baseline(tactics)}
+    for p in playouts:
+        answers = (policy_answers(rules, evaluate, tactics) if p == 0
+                   else search_answers(rules, evaluate, tactics, replace(search, playouts=p), pruning))
+        rows["raw policy" if p == 0 else f"search {p}"] = scoring.score(tactics, answers)
+    return {"checkpoint": path, "net": label, "game": rules.name, "positions": scoring.counts(tactics),
+            "suite_seed": cfg.suite_seed, "c_puct": search.c_puct, "pruning": dataclasses.asdict(pruning),
+            "scores": rows}
+
+
+def _net_and_rules(path: str, cfg):
+    """The net to score and its game: a stonelab checkpoint names its game; AlphaZero_Gomoku's
+    file gives only its board, so the line length is ``cfg.win_length``."""
+    from stonelab.models import checkpoints
+    from stonelab.models.nets import alphazero_gomoku
+
+    if alphazero_gomoku.looks_like(path):
+        net, n, label = alphazero_gomoku.load(path)
+        return net, GomokuRules(n, int(cfg.win_length)), label
+    loaded = checkpoints.load(path, game="gomoku")
+    return loaded.net, loaded.game, f"checkpoint:{path}"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stonelab.games.go import GoRules, state_from_rows
-from stonelab.games.go_search import GO_PLANES, NUM_PLANES, GoSearch
+from stonelab.games.go.rules import GoRules, state_from_rows
+from stonelab.games.go.search import GO_PLANES, NUM_PLANES, GoSearch
 from stonelab.search.game import MOVER_LOSES, MOVER_WINS, ONGOING
 from stonelab.search.mcts import BatchedMCTS, MCTSConfig
 from stonelab.search.pure_mcts import pure_mcts_search

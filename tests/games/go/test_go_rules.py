@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from stonelab.errors import StonelabError
-from stonelab.games.go import (
+from stonelab.games.go.rules import (
     BLACK,
     EMPTY,
     GAME_OVER,
@@ -38,7 +38,7 @@ from stonelab.games.go import (
     state_from_rows,
     to_play,
 )
-from stonelab.games.go import point as pt
+from stonelab.games.go.rules import point as pt
 
 
 def where(state, ch: str) -> list[int]:

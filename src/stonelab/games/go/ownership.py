@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from stonelab.games.go import (
+from stonelab.games.go.rules import (
     EMPTY,
     I_TO_PLAY,
     OK,

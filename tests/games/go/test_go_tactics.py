@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stonelab.games.go import EMPTY, GoRules, state_from_rows
-from stonelab.games.go import point as pt
-from stonelab.games.go_ownership import diagonal_table
-from stonelab.games.go_tactics import BIG_CHAIN, KINDS, classify, describe, generate
+from stonelab.games.go.ownership import diagonal_table
+from stonelab.games.go.rules import EMPTY, GoRules, state_from_rows
+from stonelab.games.go.rules import point as pt
+from stonelab.games.go.tactics import BIG_CHAIN, KINDS, classify, describe, generate
 
 RULES = GoRules(9)
 DIAG = diagonal_table(9)

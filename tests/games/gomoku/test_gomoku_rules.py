@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stonelab.games.gomoku import (
+from stonelab.games.gomoku.rules import (
     BLACK,
     DRAW,
     EMPTY,

@@ -13,16 +13,14 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from stonelab.errors import ConfigError
+from stonelab.errors import GameConfigError
+from stonelab.games import registry
+from stonelab.search.game import DRAW, MOVER_WINS, ONGOING  # the outcome of the move just played
 
 BLACK = 1
 WHITE = -1
 EMPTY = 0
 
-# Outcome of the move just played, as returned by `outcome_after`.
-ONGOING = 0
-MOVER_WINS = 1
-DRAW = 2
 
 MIN_BOARD = 5
 MAX_BOARD = 19
@@ -30,10 +28,6 @@ NUM_PLANES = 4  # own stones, opponent stones, last move, colour to move
 
 # The four line directions (row step, column step): horizontal, vertical, two diagonals.
 DIRECTIONS = np.array([[0, 1], [1, 0], [1, 1], [1, -1]], dtype=np.int64)
-
-
-class GameConfigError(ConfigError):
-    """A game configuration that cannot describe a playable game."""
 
 
 @dataclass(frozen=True)
@@ -78,10 +72,8 @@ class GomokuRules:
         return np.zeros(self.n * self.n, dtype=np.int8)
 
     def search_game(self, pruning=None):
-        """This game for `stonelab.search` (a `stonelab.games.gomoku_search.GomokuSearch`)."""
-        from stonelab.games.gomoku_search import GomokuSearch
-
-        return GomokuSearch(self, pruning)
+        """This game for `stonelab.search` (a `stonelab.games.gomoku.search.GomokuSearch`)."""
+        return registry.of(self).search(self, pruning)
 
 
 @njit(cache=True, nogil=True)

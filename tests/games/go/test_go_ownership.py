@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from stonelab.games.go import WHITE, GoRules, state_from_rows
-from stonelab.games.go import point as pt
-from stonelab.games.go_ownership import dead_stones, may_pass
+from stonelab.games.go.ownership import dead_stones, may_pass
+from stonelab.games.go.rules import WHITE, GoRules, state_from_rows
+from stonelab.games.go.rules import point as pt
 
 # Black walls off the left side, white the right; one white stone sits deep in black's
 # area and one black stone deep in white's: both are dead, every wall stone is alive.

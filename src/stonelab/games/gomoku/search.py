@@ -9,7 +9,7 @@ and a batch of positions is the same namedtuple with a leading axis (``board
 [G, A]``, ``info [G, 3]``). The ``game`` argument of the kernels is a
 `GomokuGame` (n, k and the packed `PruningConfig` parameters); Gomoku has no
 pass, so the action space is the ``n * n`` points. A node may expand the
-candidate moves of `stonelab.games.gomoku_candidates` (all empty points unless
+candidate moves of `stonelab.games.gomoku.candidates` (all empty points unless
 pruning is configured).
 
 Also the Gomoku-shaped entry points of pure MCTS (`pure_mcts_visits`,
@@ -23,8 +23,8 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from stonelab.games import gomoku_candidates as C
-from stonelab.games.gomoku import (
+from stonelab.games.gomoku import candidates as C
+from stonelab.games.gomoku.rules import (
     DRAW,
     EMPTY,
     MOVER_WINS,

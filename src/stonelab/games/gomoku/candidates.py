@@ -2,7 +2,7 @@
 
 At expansion the search creates edges only for the points of a candidate set
 C(s) instead of for every legal move. This is Gomoku shape logic, so it lives
-beside Gomoku's rules; the search only asks the game (`stonelab.games.gomoku_search`)
+beside Gomoku's rules; the search only asks the game (`stonelab.games.gomoku.search`)
 which moves a node may expand. `candidate_mask` is the numba kernel that fills
 that boolean mask; `PruningConfig` holds the knobs
 and packs them with `PruningConfig.params` into an ``int64`` array (indexed by
@@ -90,7 +90,7 @@ import numpy as np
 from numba import njit
 
 from stonelab.errors import ConfigError
-from stonelab.games.gomoku import DIRECTIONS, EMPTY, legal_mask, run_through, would_win
+from stonelab.games.gomoku.rules import DIRECTIONS, EMPTY, legal_mask, run_through, would_win
 
 # --- packed parameters (`PruningConfig.params`) --------------------------------------------------
 P_WINDOW = 0          # window side; 0 = no window

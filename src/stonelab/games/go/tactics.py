@@ -1,6 +1,6 @@
 """A Go tactics suite generated from the rules: positions whose right answers are a known set.
 
-Four kinds, each decided by the rules kernels (`stonelab.games.go`, `go_ownership`), never
+Four kinds, each decided by the rules kernels (`stonelab.games.go.rules`, `go_ownership`), never
 by a net:
 
   capture      an opponent chain of at least `BIG_CHAIN` stones is in atari and none of
@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stonelab.games.go import BLACK, GoRules, GoState
-from stonelab.games.go_ownership import diagonal_table, is_own_eye, open_points
+from stonelab.games.go.ownership import diagonal_table, is_own_eye, open_points
+from stonelab.games.go.rules import BLACK, GoRules, GoState
 
 KINDS = ("capture", "escape", "no_eye_fill", "no_pass")
 BIG_CHAIN = 3  # stones: chains this large are worth capturing or saving in nearly every position
@@ -143,7 +143,61 @@ def _random_move(state: GoState, diag: np.ndarray, rng: np.random.Generator) -> 
 
 def describe(tactic: GoTactic) -> str:
     """The position as text, its kind and answers (for a failing test or a curious user)."""
-    from stonelab.games.go import to_text
+    from stonelab.games.go.rules import to_text
 
     colour = "black" if tactic.state.to_play == BLACK else "white"
     return f"{tactic.kind}, {colour} to move, answers {tactic.answers}\n{to_text(tactic.state)}"
+
+
+# --- answering and scoring (task=tactics) ------------------------------------------------------------
+
+
+def policy_answers(predictor, tactics: list[GoTactic]) -> np.ndarray:
+    """A Go model's most likely legal move (the pass included) in each position, one batched call."""
+    return np.argmax(predictor.probabilities([t.state for t in tactics]), axis=1)
+
+
+def search_answers(predictor, tactics: list[GoTactic], search: dict) -> np.ndarray:
+    """The most visited move of a Go model's search (``search``: the search settings, its
+    playouts included) in each position, a fresh tree for each."""
+    from stonelab.models.go_player import go_search_player
+
+    player = go_search_player(predictor, search)
+    answers = []
+    for t in tactics:
+        player.sync(t.state)
+        player.search()
+        answers.append(player.best_move())
+    return np.array(answers)
+
+
+def run_suite(cfg, path: str, playouts: list[int]) -> dict:
+    """``task=tactics`` on a Go checkpoint (any model): the raw policy and the search at each
+    of ``playouts`` (0: the raw policy)."""
+    import dataclasses
+
+    from stonelab.arena import tactics as scoring
+    from stonelab.errors import ConfigError
+    from stonelab.games.gomoku.candidates import PruningConfig
+    from stonelab.models.alphazero_go import go_model_from_checkpoint
+    from stonelab.search.mcts import MCTSConfig
+    from stonelab.utils.device import resolve_device
+
+    pruning = PruningConfig(**cfg.pruning)
+    if pruning.enabled:
+        changed = {k: v for k, v in dataclasses.asdict(pruning).items() if v != getattr(PruningConfig(), k)}
+        raise ConfigError(f"pruning ({', '.join(f'{k}={v}' for k, v in changed.items())}) is Gomoku's candidate "
+                          f"restriction and {path} is a Go checkpoint, whose search tries every legal move: "
+                          "drop the pruning=... override")
+    predictor = go_model_from_checkpoint(path, device=resolve_device(cfg.device))
+    tactics = generate(predictor.rules, per_kind=cfg.per_kind, seed=cfg.suite_seed)
+    settings = dict(cfg.search)
+    MCTSConfig(**settings)  # a bad search setting is named before any search
+    rows = {"random move": scoring.random_baseline(tactics)}
+    for p in playouts:
+        answers = (policy_answers(predictor, tactics) if p == 0
+                   else search_answers(predictor, tactics, {**settings, "playouts": p}))
+        rows["raw policy" if p == 0 else f"search {p}"] = scoring.score(tactics, answers)
+    return {"checkpoint": path, "net": f"checkpoint:{path}", "game": predictor.rules.name,
+            "positions": scoring.counts(tactics), "suite_seed": cfg.suite_seed, "c_puct": settings["c_puct"],
+            "go_value": settings["go_value"], "scores": rows}

@@ -47,9 +47,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from stonelab.errors import StonelabError
+from stonelab.errors import GameConfigError, StonelabError
+from stonelab.games import registry
 from stonelab.games.bits import popcount
-from stonelab.games.gomoku import GameConfigError
 
 BLACK = 1
 WHITE = -1
@@ -1033,14 +1033,8 @@ class GoRules:
         return f"go_{self.n}x{self.n}"
 
     def search_game(self, pruning=None):
-        """Go as AlphaZero's self-play and in-run matches search it
-        (`stonelab.games.go_search.GoSearch`): games end on two passes or after twice the
-        points in moves, and no move fills a single-point eye of its own, so a game ends
-        by passing rather than by a side destroying its own groups. The GTP engine
-        builds its own `GoSearch`, which may fill eyes."""
-        from stonelab.games.go_search import GoSearch
-
-        return GoSearch(self, pruning, fill_own_eyes=False)
+        """Go as self-play and in-run matches search it (`stonelab.games.go.SPEC.search`)."""
+        return registry.of(self).search(self, pruning)
 
     def new_state(self) -> GoState:
         return GoState(self)

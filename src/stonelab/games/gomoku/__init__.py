@@ -1,0 +1,46 @@
+"""Gomoku (freestyle k in a row): the rules (`rules`), the search adapter (`search`), seed
+000's candidate restriction (`candidates`) and the tactics suite (`tactics`)."""
+
+from __future__ import annotations
+
+from stonelab.games import registry
+from stonelab.games.gomoku.rules import GomokuRules
+
+
+def _search(rules: GomokuRules, pruning=None):
+    from stonelab.games.gomoku.candidates import PruningConfig
+    from stonelab.games.gomoku.search import GomokuSearch
+
+    if isinstance(pruning, dict):  # the pruning config group as Hydra gives it
+        pruning = PruningConfig(**pruning)
+    return GomokuSearch(rules, pruning)
+
+
+def _pure_mcts(rules: GomokuRules, playouts: int, c_puct: float = 5.0, seed: int = 0):
+    from stonelab.arena.players import PureMCTSPlayer
+
+    return PureMCTSPlayer(rules, playouts, c_puct, seed=seed)
+
+
+def _tactics(cfg, path: str, playouts: list[int]) -> dict:
+    from stonelab.games.gomoku.tactics import run_suite
+
+    return run_suite(cfg, path, playouts)
+
+
+SPEC = registry.register(registry.GameSpec(
+    name="gomoku",
+    title="Gomoku",
+    rules=GomokuRules,
+    identity=lambda rules, model: {"board_size": rules.n, "win_length": rules.k},
+    from_identity=lambda identity: GomokuRules(identity["board_size"], identity["win_length"]),
+    describe=lambda identity: f"{identity.get('board_size')}x{identity.get('board_size')}, "
+                              f"{identity.get('win_length')} in a row",
+    search=_search,
+    pure_mcts=_pure_mcts,
+    symmetries=8,
+    protocols=("gomocup",),
+    tactics=_tactics,
+    learned_by="model=alphazero (self-play)",
+    max_opening=lambda rules: 2 * rules.k - 2,  # k - 1 stones a side: no line yet
+))

@@ -1,0 +1,146 @@
+"""The games stonelab plays: one registry, filled by the games' own packages.
+
+Each game is one package under ``stonelab/games/`` (``gomoku/``, ``go/``, ``othello/``)
+whose ``__init__`` calls `register` with its `GameSpec`. Everything else that depends on
+the game looks it up here: a checkpoint's identity and the rules rebuilt from it, the
+search adapter, the pure-MCTS opponent, the replay symmetries, the protocols that can
+serve a trained model, the tactics suite. No other module chooses by a game's name or
+rules type, and nothing falls back to another game: an unknown one is refused naming the
+registered ones.
+
+Games are discovered: every package in ``stonelab/games/`` that registers a spec is a
+game, so adding one is adding its folder and a ``conf/game/*.yaml`` (docs/adding_a_game.md).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from stonelab.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """What the rest of stonelab needs to know about one game.
+
+    name: the game's word in checkpoints' identities and messages' keys ("gomoku").
+    title: the game in sentences ("Gomoku").
+    rules: the rules class ``conf/game/*.yaml`` builds (its ``_target_``); an instance has
+      ``name`` (e.g. "gomoku_8x8_c5"), ``n`` (board side), ``num_actions`` and
+      ``search_game(pruning=None)``, which returns ``registry.of(self).search(self, pruning)``.
+    identity: ``(rules, model) -> dict``: the rules' fields a checkpoint of ``model`` stores
+      beside ``model`` and ``game`` (board size, line length, komi ...).
+    from_identity: ``identity -> rules``: the rules a checkpoint's model plays.
+    describe: ``identity -> str``: the board in words for messages ("6x6, 4 in a row").
+    search: ``(rules, pruning=None) -> SearchGame`` (`stonelab.search.game`): the game as
+      self-play, matches and engines search it. ``pruning`` (seed 000's candidate
+      restriction, the ``pruning`` config group) is refused by games that have none.
+    pure_mcts: ``(rules, playouts, c_puct, seed) -> player``: the uniform-prior, random-
+      rollout opponent of matches and in-run evaluation (`stonelab.arena.players`).
+    symmetries: how many board symmetries keep the rules (8 on a square board; a
+      rectangular one has 4): self-play stores every position in the first ``symmetries``
+      transforms of `stonelab.games.symmetry`.
+    protocols: the engine protocols ``src/play.py`` can serve a trained model over
+      ("gtp", "gomocup"); empty: none yet.
+    tactics: ``(cfg, path, playouts) -> dict`` running ``task=tactics``, or None.
+    opponents: search-free players of the game by name, ``name -> (rules, seed) -> player``,
+      that ``task=match opponent=<name>`` plays (Othello's "positional").
+    learned_by: in words, which models learn it (for the message refusing another model).
+    max_opening: ``rules -> int``: the most random opening moves a match may start from
+      (``task=match opening_moves``) without deciding the game.
+    bench_playouts, bench_games, bench_parallel: ``python -m stonelab.bench mcts`` defaults
+      (playouts per move, games, games searched at once), sized so that a run takes seconds.
+    """
+
+    name: str
+    title: str
+    rules: type
+    identity: Callable[..., dict]
+    from_identity: Callable[[dict], object]
+    describe: Callable[[dict], str]
+    search: Callable[..., object]
+    pure_mcts: Callable[..., object]
+    symmetries: int = 8
+    protocols: tuple[str, ...] = ()
+    tactics: Callable[..., dict] | None = None
+    opponents: Mapping[str, Callable[..., object]] = field(default_factory=dict)
+    learned_by: str = "model=alphazero"
+    max_opening: Callable[[object], int] = lambda rules: rules.n * rules.n // 4
+    bench_playouts: int = 400
+    bench_games: int = 192
+    bench_parallel: int = 64
+
+
+_GAMES: dict[str, GameSpec] = {}
+_discovered = False
+
+
+def register(spec: GameSpec) -> GameSpec:
+    """Add ``spec`` to the registry (a game package's ``__init__`` calls this once)."""
+    known = _GAMES.get(spec.name)
+    if known is not None and known.rules is not spec.rules:
+        raise RuntimeError(f"two games registered as {spec.name!r}: {known.rules} and {spec.rules}")
+    if spec.symmetries not in (1, 2, 4, 8):
+        raise RuntimeError(f"game {spec.name!r}: symmetries={spec.symmetries} is not 1, 2, 4 or 8")
+    _GAMES[spec.name] = spec
+    return spec
+
+
+def _discover() -> None:
+    """Import every game package under stonelab/games/ once (each registers itself)."""
+    global _discovered
+    if _discovered:
+        return
+    import stonelab.games as package
+
+    for module in pkgutil.iter_modules(package.__path__):
+        if module.ispkg:
+            importlib.import_module(f"{package.__name__}.{module.name}")
+    _discovered = True
+
+
+def names() -> tuple[str, ...]:
+    """The registered games' names, sorted."""
+    _discover()
+    return tuple(sorted(_GAMES))
+
+
+def get(name: str, *, key: str = "game") -> GameSpec:
+    """The spec of game ``name``; an unknown one is refused naming the registered games."""
+    _discover()
+    spec = _GAMES.get(name)
+    if spec is None:
+        raise ConfigError(f"{key}={name!r} is not a game stonelab knows; the registered games are "
+                          f"{', '.join(names())} (docs/adding_a_game.md adds one)")
+    return spec
+
+
+def of(rules) -> GameSpec:
+    """The spec of the game ``rules`` belong to (by the rules' class)."""
+    _discover()
+    for spec in _GAMES.values():
+        if type(rules) is spec.rules:
+            return spec
+    raise ConfigError(f"{type(rules).__name__} are not the rules of a registered game "
+                      f"({', '.join(names())}): game._target_ must be one of "
+                      f"{', '.join(f'{s.rules.__module__}.{s.rules.__qualname__}' for s in _GAMES.values())}")
+
+
+def of_class(rules_class: type | None) -> GameSpec | None:
+    """The spec whose rules class is ``rules_class`` (None when it is no game's)."""
+    _discover()
+    return next((spec for spec in _GAMES.values() if spec.rules is rules_class), None)
+
+
+def identity(rules, model: str) -> dict:
+    """The identity a checkpoint of ``model`` playing ``rules`` carries."""
+    spec = of(rules)
+    return {"model": model, "game": spec.name, **spec.identity(rules, model)}
+
+
+def rules_from_identity(identity: dict):
+    """The rules a checkpoint's model plays, rebuilt from its identity."""
+    return get(identity["game"]).from_identity(identity)
