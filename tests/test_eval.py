@@ -93,11 +93,13 @@ def test_a_checkpoint_of_the_other_game_answers_one_line(tmp_path, repo_root, ti
                                                          tiny_maddison_checkpoint):
     az = tiny_alphazero_checkpoint(tmp_path / "az.ckpt")
     go = tiny_maddison_checkpoint(tmp_path / "go.ckpt")
+    not_alphazero = (f"task=match plays alphazero checkpoints; {go} holds a maddison_cnn Go model (9x9): "
+                     "score it with task=predict, or against GNU Go with task=gtp_match")
     not_gomoku = "is not a stonelab alphazero checkpoint of Gomoku: it holds a maddison_cnn Go model (9x9)"
     not_go = ("holds 'alphazero', not a Go move predictor (maddison_cnn, belief_vit): "
               "it is an alphazero Gomoku model (6x6, 4 in a row)")
     for args, words in [
-        (["task=match", f"ckpt_path={go}"], f"{go} {not_gomoku}"),
+        (["task=match", f"ckpt_path={go}"], not_alphazero),
         (["task=match", f"ckpt_path={az}", f"opponent={go}"], f"{go} {not_gomoku}"),
         (["task=predict", f"ckpt_path={az}", "data.sources=[x]"], f"{az} {not_go}"),
         (["task=inspect", f"ckpt_path={az}", "sgf=x.sgf", "move=1"], f"{az} {not_go}"),

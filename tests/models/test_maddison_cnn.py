@@ -133,11 +133,13 @@ def test_checkpoint_of_another_board_or_model_is_refused(tmp_path, compose_go, r
     assert proc.returncode == 2
     assert "board_size: checkpoint has 19, this run has 9" in proc.stderr
     assert "Traceback" not in proc.stderr
-    # A Go checkpoint given to the Gomoku match task is named as such, and leaves no run folder.
+    # A Go move predictor given to the match task (alphazero checkpoints) is named as such, and
+    # leaves no run folder.
     match = [sys.executable, str(repo_root / "src" / "eval.py"), "task=match", f"ckpt_path={last}",
              f"paths.output_dir={tmp_path / 'm'}"]
     proc = subprocess.run(match, cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 2 and "not a stonelab alphazero checkpoint" in proc.stderr
+    assert proc.returncode == 2
+    assert f"task=match plays alphazero checkpoints; {last} holds a maddison_cnn Go model (19x19)" in proc.stderr
     assert not (tmp_path / "logs").exists() and not (tmp_path / "m").exists()
 
 
