@@ -11,6 +11,7 @@ and search use this API.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -40,6 +41,25 @@ def encode_states(states: Sequence[GoState], encoder: str, ranks: Sequence[int] 
         else:
             encode_simple4_into(state.arrays, out[i])
     return out
+
+
+@dataclass(frozen=True)
+class BoardEstimate:
+    """The net's whole-board judgement of one position, from the side to move's view
+    (what KataGo's analysis reports beside each move; None where the net has no such head).
+
+    - ``winrate``     float in [0, 1]: probability that the side to move wins, or None;
+    - ``score_lead``  float: expected final score of the side to move minus the other's,
+      in points, komi included, or None;
+    - ``score_stdev`` float >= 0: the spread of that score, or None;
+    - ``ownership``   float32 [n*n] in [-1, 1]: expected owner of each point at the end
+      (+1 the side to move), or None.
+    """
+
+    winrate: float | None
+    score_lead: float | None
+    score_stdev: float | None
+    ownership: np.ndarray | None
 
 
 class MovePredictor:
@@ -81,6 +101,21 @@ class MovePredictor:
             if recent:
                 past[i, memory - len(recent):] = encode_states(recent, self.encoder)
         return self.net(planes, to_play, torch.from_numpy(past).to(self.device))
+
+    def estimates(self, states: Sequence[GoState]) -> list[BoardEstimate]:
+        """The net's `BoardEstimate` of each state (one batched forward pass); the komi
+        is each state's own (``state.rules.komi``)."""
+        out = self.outputs(states).apply(lambda t: t.float().cpu())
+        value = out.value
+        belief = out.belief_map
+        score = getattr(out, "score_lead", None)
+        stdev = getattr(out, "score_stdev", None)
+        return [BoardEstimate(
+            winrate=None if value is None else float((value[i] + 1) / 2),
+            score_lead=None if score is None else float(score[i]),
+            score_stdev=None if stdev is None else float(stdev[i]),
+            ownership=None if belief is None else belief[i].flatten().numpy().astype(np.float32),
+        ) for i in range(len(states))]
 
     def logits(self, states: Sequence[GoState], ranks: Sequence[int] | None = None) -> torch.Tensor:
         """Raw policy logits [B, n*n] or [B, n*n + 1] (nets with a pass output)."""
