@@ -49,8 +49,9 @@ def build(cfg: DictConfig):
     model = instantiate(cfg.model, game=game, _convert_="object")
     if cfg.get("init_from") and not cfg.get("ckpt_path"):  # a resume brings its own weights
         source = checkpoints.warm_start(model, cfg.init_from)
-        log.info("net weights from %s (its step %d); optimizer and schedule start fresh",
-                 source["path"], source["global_step"])
+        log.info("net weights from %s (its step %d); optimizer and schedule start fresh%s",
+                 source["path"], source["global_step"],
+                 f"; new, as initialised: {', '.join(source['fresh'])}" if source["fresh"] else "")
     callbacks = [instantiate(c) for c in (cfg.get("callbacks") or {}).values() if c and "_target_" in c]
     loggers = [instantiate(c) for c in (cfg.get("logger") or {}).values() if c and "_target_" in c]
     drop_deprecated_wandb_setting(loggers)

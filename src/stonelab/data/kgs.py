@@ -44,11 +44,12 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
+from stonelab.data.sgf import result_score
 from stonelab.errors import ConfigError, StonelabError, check
 from stonelab.features import ENCODERS, encode_game
 from stonelab.games.symmetry import NUM_SYMMETRIES, inverse_permutations, permutations
 
-CACHE_FORMAT = 2  # 2: + ownership (OWNERSHIP_PLAYOUTS playouts per game)
+CACHE_FORMAT = 3  # 2: + ownership (OWNERSHIP_PLAYOUTS playouts per game); 3: + score
 UGO_INDEX_URL = "https://u-go.net/gamerecords/"
 UGO_SOURCE = "u-go.net"  # a data.sources entry meaning: every archive on UGO_INDEX_URL
 
@@ -66,6 +67,8 @@ class GameCache:
     setup_colour int8 (+1 black, -1 white), first_player int8 [G],
     rank_black / rank_white int8 [G] (dan 1..9, 0 unknown or kyu),
     winner int8 [G] (+1 black, -1 white, 0 unknown), komi float32 [G],
+    score float32 [G]: black's counted margin from RE, komi included (B+5.5: 5.5), NaN
+    when the game was not counted (resignation, time, unknown: `sgf.result_score`),
     ownership int8 [G, n*n]: APPROXIMATE owner of each point at the game's end (+1 black,
     -1 white, 0 unclear), from random playouts of the final position (see
     `stonelab.games.go.ownership`; resigned games are scored from where they stopped).
@@ -82,10 +85,11 @@ class GameCache:
     rank_white: np.ndarray
     winner: np.ndarray
     komi: np.ndarray
+    score: np.ndarray
     ownership: np.ndarray
 
     ARRAYS = ("moves", "move_offsets", "setup", "setup_offsets", "setup_colour", "first_player",
-              "rank_black", "rank_white", "winner", "komi", "ownership")
+              "rank_black", "rank_white", "winner", "komi", "score", "ownership")
 
     @property
     def num_games(self) -> int:
@@ -127,7 +131,7 @@ class _CacheWriter:
         self.n = board_size
         self.moves: list[np.ndarray] = []
         self.setups: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
-        self.fields: list[tuple[int, int, int, int, float]] = []
+        self.fields: list[tuple[int, int, int, int, float, float]] = []
         self.skipped: Counter = Counter()
 
     def add(self, record) -> None:
@@ -141,7 +145,7 @@ class _CacheWriter:
         self.moves.append(np.array([p for _, p in record.moves], dtype=np.int16))
         self.setups.append((record.setup_black, record.setup_white))
         self.fields.append((record.first_player, record.rank_black_dan, record.rank_white_dan,
-                            record.winner, record.komi))
+                            record.winner, record.komi, result_score(record.result)))
 
     def extend(self, part: _CacheWriter) -> None:
         """Append the games of ``part`` (the next chunk of files) after these."""
@@ -159,7 +163,7 @@ class _CacheWriter:
         lengths = np.array([len(m) for m in self.moves], dtype=np.int64)
         setup = [np.array(b + w, dtype=np.int16) for b, w in self.setups]
         colour = [np.array([1] * len(b) + [-1] * len(w), dtype=np.int8) for b, w in self.setups]
-        fields = np.array(self.fields, dtype=np.float64).reshape(-1, 5)
+        fields = np.array(self.fields, dtype=np.float64).reshape(-1, 6)
         return GameCache(
             board_size=self.n,
             moves=np.concatenate(self.moves) if self.moves else np.zeros(0, np.int16),
@@ -169,7 +173,8 @@ class _CacheWriter:
             setup_colour=np.concatenate(colour) if colour else np.zeros(0, np.int8),
             first_player=fields[:, 0].astype(np.int8), rank_black=fields[:, 1].astype(np.int8),
             rank_white=fields[:, 2].astype(np.int8), winner=fields[:, 3].astype(np.int8),
-            komi=fields[:, 4].astype(np.float32), ownership=ownership.astype(np.int8))
+            komi=fields[:, 4].astype(np.float32), score=fields[:, 5].astype(np.float32),
+            ownership=ownership.astype(np.int8))
 
 
 # Work units of the parallel build. Their size changes nothing in the cache, only how
@@ -547,8 +552,9 @@ class GamePositions(IterableDataset):
 
     def __init__(self, cache: GameCache, game_ids: np.ndarray, encoder: str, *, shuffle: bool,
                  augment: bool, batch_size: int = 128, shuffle_buffer: int = 8192, seed: int = 0,
-                 num_workers: int = 0, history: int = 0):
+                 num_workers: int = 0, history: int = 0, komi_augment: float = 0.0):
         self.cache = cache
+        self.komi_augment = komi_augment if shuffle else 0.0  # evaluation keeps every game's own komi
         self.game_ids = np.asarray(game_ids)
         self.encoder = ENCODERS[encoder]
         self.shuffle = shuffle
@@ -592,11 +598,12 @@ class GamePositions(IterableDataset):
             values = (to_play * int(self.cache.winner[g])).astype(np.float32)
             end = len(moves) if status == -1 else max(int(status), 0)
             ownership = np.array(self.cache.ownership[g])  # black's view, int8 [n*n]
+            counted = (float(self.cache.score[g]), float(self.cache.komi[g]))  # black's margin, komi
             h = self.history
             padded = np.concatenate([np.zeros((h, c, n, n), dtype=np.uint8), planes]) if h else None
             for i in range(end):
                 past = padded[i:i + h] if h else None  # positions i-h .. i-1 (zeros before the start)
-                yield planes[i], int(targets[i]), values[i], to_play[i], ownership, past, i
+                yield planes[i], int(targets[i]), values[i], to_play[i], ownership, past, i, counted
 
     def __iter__(self):
         reader, readers = _shard_info()
@@ -622,28 +629,31 @@ class GamePositions(IterableDataset):
         ownership = np.empty((size, n * n), dtype=np.int8)
         history = np.empty((size, self.history, c, n, n), dtype=np.uint8) if self.history else None
         move_numbers = np.empty(size, dtype=np.int64)
+        counted = np.empty((size, 2), dtype=np.float32)  # black's margin (NaN: not counted), komi
         k = 0
-        for i, (p, t, v, colour, o, past, move) in enumerate(stream):
+        for i, (p, t, v, colour, o, past, move, margin_komi) in enumerate(stream):
             if i >= count:
                 break
             planes[k], targets[k], values[k], to_play[k], move_numbers[k] = p, t, v, colour, move
+            counted[k] = margin_komi
             ownership[k] = o if colour == 1 else -o  # the side to move's view
             if history is not None:
                 history[k] = past
             k += 1
             if k == size:
                 yield self._finish(planes, targets, values, to_play, k, rng, ownership, history,
-                                   move_numbers=move_numbers)
+                                   move_numbers=move_numbers, counted=counted)
                 k = 0
         if k:
             yield self._finish(planes, targets, values, to_play, k, rng, ownership, history,
-                               move_numbers=move_numbers)
+                               move_numbers=move_numbers, counted=counted)
 
     def _finish(self, planes, targets, values, to_play, k: int, rng: np.random.Generator,
                 ownership: np.ndarray | None = None, history: np.ndarray | None = None, *,
-                move_numbers: np.ndarray | None = None) -> dict:
+                move_numbers: np.ndarray | None = None, counted: np.ndarray | None = None) -> dict:
         """The batch of the first ``k`` rows; ``ownership`` int8 [>= k, n*n] (side to move's view),
-        ``move_numbers`` int64 [>= k] (a symmetry leaves them as they are)."""
+        ``move_numbers`` int64 [>= k] (a symmetry leaves them as they are), ``counted``
+        float32 [>= k, 2]: black's counted margin (NaN: not counted) and the komi."""
         n = self.cache.board_size
         planes, targets = planes[:k].copy(), targets[:k].copy()
         own = ownership[:k].copy() if ownership is not None else None
@@ -662,8 +672,11 @@ class GamePositions(IterableDataset):
                     past[rows] = flat[..., perms[sym]].reshape(past[rows].shape)
                 board_moves = rows[targets[rows] < n * n]  # pass stays pass
                 targets[board_moves] = inverse[sym][targets[board_moves]]
+        values = values[:k].copy()
         batch = {"planes": torch.from_numpy(planes), "target": torch.from_numpy(targets),
-                 "value": torch.from_numpy(values[:k].copy()), "to_play": torch.from_numpy(to_play[:k].copy())}
+                 "value": torch.from_numpy(values), "to_play": torch.from_numpy(to_play[:k].copy())}
+        if counted is not None:
+            batch.update(self._komi_and_score(counted[:k].copy(), to_play[:k], values, rng))
         if own is not None:
             batch["ownership"] = torch.from_numpy(own.reshape(k, n, n).astype(np.float32))
         if past is not None:
@@ -671,6 +684,33 @@ class GamePositions(IterableDataset):
         if move_numbers is not None:
             batch["move_number"] = torch.from_numpy(move_numbers[:k].copy())
         return batch
+
+
+    def _komi_and_score(self, counted: np.ndarray, to_play: np.ndarray, values: np.ndarray,
+                        rng: np.random.Generator) -> dict:
+        """"komi" float32 [B] (the game's komi, or with ``komi_augment`` a random one) and
+        "score" float32 [B] (the side to move's final lead, komi included; NaN when the game
+        was not counted); ``values`` (side to move's result) follow a changed komi in place.
+
+        Why a random komi: KGS games are almost all played at 6.5 or 0.5, so a net given the
+        komi would learn little about it. A counted game says the board's margin before komi
+        (black's margin + komi), so its result under any other komi is known: KataGo's
+        trick of training with varied komi, at no cost in playing new games. Only counted
+        games are changed; a resigned one keeps its komi and result.
+        """
+        margin, komi = counted[:, 0], counted[:, 1]
+        if self.komi_augment > 0:
+            change = ~np.isnan(margin) & (rng.random(len(komi)) < self.komi_augment)
+            # Half points: no jigo, so every changed game keeps a winner.
+            new_komi = np.floor(rng.uniform(-KOMI_AUGMENT_RANGE, KOMI_AUGMENT_RANGE, len(komi))) + 0.5
+            margin = np.where(change, margin + komi - new_komi, margin)
+            komi = np.where(change, new_komi, komi).astype(np.float32)
+            values[change] = (np.sign(margin[change]) * to_play[change]).astype(np.float32)
+        score = (margin * to_play).astype(np.float32)
+        return {"komi": torch.from_numpy(komi.astype(np.float32)), "score": torch.from_numpy(score)}
+
+
+KOMI_AUGMENT_RANGE = 20.0  # data.komi_augment draws komi from [-20, 20) points
 
 
 def _shuffled(stream, size: int, rng: np.random.Generator):
@@ -705,7 +745,7 @@ class KGSDataModule(L.LightningDataModule):
                  test_games: int = 30, split_seed: int = 0, shuffle_buffer: int = 8192,
                  augment: bool = True, cache_dir: str = "data/cache",
                  download_dir: str = "data/downloads", seed: int = 0, history: int = 0,
-                 cache_workers: int | None = None):
+                 cache_workers: int | None = None, komi_augment: float = 0.0):
         super().__init__()
         # The board comes from the game config (one source of truth); board_size is for
         # use without Hydra.
@@ -718,6 +758,8 @@ class KGSDataModule(L.LightningDataModule):
             (lambda: isinstance(batch_size, int) and batch_size >= 1, f"data.batch_size={batch_size!r} must be >= 1"),
             (lambda: isinstance(num_workers, int) and num_workers >= 0,
              f"data.num_workers={num_workers!r} must be >= 0"),
+            (lambda: isinstance(komi_augment, (int, float)) and 0 <= komi_augment <= 1,
+             f"data.komi_augment={komi_augment!r} must be a fraction in [0, 1] (counted games given a random komi)"),
             (lambda: isinstance(val_games, int) and val_games >= 1, f"data.val_games={val_games!r} must be >= 1"),
             (lambda: isinstance(test_games, int) and test_games >= 0,
              f"data.test_games={test_games!r} must be >= 0"),
@@ -743,6 +785,7 @@ class KGSDataModule(L.LightningDataModule):
         self.download_dir = Path(download_dir)
         self.seed = seed
         self.history = history
+        self.komi_augment = float(komi_augment)
         self.cache_workers = cache_workers
         self.cache: GameCache | None = None
         self.splits: dict[str, np.ndarray] = {}
@@ -796,7 +839,7 @@ class KGSDataModule(L.LightningDataModule):
         return GamePositions(self.load_cache(), self.game_ids(split), self.encoder, shuffle=train,
                              augment=train and self.augment, shuffle_buffer=self.shuffle_buffer,
                              batch_size=self.batch_size, seed=self.seed, num_workers=self.num_workers,
-                             history=self.history)
+                             history=self.history, komi_augment=self.komi_augment if train else 0.0)
 
     def _loader(self, split: str) -> DataLoader:
         hide_length_caution()

@@ -369,6 +369,24 @@ def rank_dan(rank: str) -> int:
     return 0
 
 
+def result_score(result: str) -> float:
+    """Black's counted margin from RE, komi included: "B+5.5" -> 5.5, "W+12" -> -12.0,
+    "0" / "Draw" / "Jigo" -> 0.0; NaN when the game was not counted (resignation, time,
+    forfeit, void, unknown), so no score is made up for it."""
+    text = result.strip().upper()
+    if text in ("0", "DRAW", "JIGO"):
+        return 0.0
+    if text[:2] not in ("B+", "W+"):
+        return float("nan")
+    try:
+        margin = float(text[2:])
+    except ValueError:
+        return float("nan")
+    if not np.isfinite(margin) or margin < 0:
+        return float("nan")
+    return margin if text[0] == "B" else -margin
+
+
 def result_winner(result: str) -> int:
     """+1 for "B+...", -1 for "W+...", 0 for a draw, void or unknown result."""
     text = result.strip().upper()

@@ -29,7 +29,7 @@ def run(cfg: DictConfig) -> dict:
     from stonelab.games.go.rules import GoRules
     from stonelab.models import checkpoints, figures
     from stonelab.models.gate import gate_output
-    from stonelab.models.inference import MovePredictor, encode_states
+    from stonelab.models.inference import MovePredictor
 
     require_checkpoint(cfg, "the checkpoint to inspect")
     if not cfg.get("sgf"):
@@ -67,9 +67,7 @@ def run(cfg: DictConfig) -> dict:
     rank = record.rank_black_dan if state.to_play == 1 else record.rank_white_dan
     predictor = MovePredictor(net, rules, identity["encoder"])
     probs = predictor.probabilities([state], [rank])[0]  # illegal moves 0
-    planes = torch.from_numpy(encode_states([state], identity["encoder"], [rank])).float()
-    with torch.inference_mode():
-        out = net(planes, torch.tensor([state.to_play]))
+    out = predictor.outputs([state], [rank])
     view = {"belief": None, "value": None, "confidence": None, "gated_move": None,
             "gate_threshold": None}
     gate = model.gate

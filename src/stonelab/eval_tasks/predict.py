@@ -54,7 +54,7 @@ def run(cfg: DictConfig) -> dict:
     positions = games.dataset(split, train=False)
     _announce(path, split, len(ids), positions.positions, games.load_cache().num_games, data, sources,
               cfg.paths.root_dir)
-    scores, value_table, seconds = _score(net, positions, loaded, device, memory)
+    scores, value_table, aux_table, seconds = _score(net, positions, loaded, device, memory)
     values = scores.compute()
     out = {"checkpoint": path, "model": loaded.model, "symmetries": cfg.symmetries,
            "sources": [str(p) for p in resolve_sources(games.sources, games.download_dir)],
@@ -62,8 +62,9 @@ def run(cfg: DictConfig) -> dict:
            "positions_scored": positions.positions - scores.passes_not_scored,
            "passes_not_scored": scores.passes_not_scored, **values,
            **({"value": value_table} if value_table else {}),
+           **({"auxiliary": aux_table} if aux_table else {}),
            "seconds": round(seconds, 1), "positions_per_second": round(positions.positions / max(seconds, 1e-9))}
-    _print_scores(path, out, values, value_table)
+    _print_scores(path, out, values, value_table, aux_table)
     write_result(cfg, "predict.json", out)
     return out
 
@@ -116,30 +117,41 @@ def _split_settings(split: str, data: DictConfig) -> dict:
 
 
 def _score(net, positions, loaded, device, memory: int):
-    """Every position of ``positions`` through ``net``; returns (scores, value table or None, seconds)."""
+    """Every position of ``positions`` through ``net``; returns (scores, value table or None,
+    auxiliary table (ownership and score) or None, seconds)."""
     from stonelab.arena.progress import RateProgress
     from stonelab.models.prediction_scores import PredictionScores
+    from stonelab.models.auxiliary import AuxMetrics
     from stonelab.models.value import ValueMetrics
 
     scores = PredictionScores(loaded.game.num_points, gate=loaded.gate)
     value_scores = ValueMetrics()  # used when the net has a value output
+    aux_scores = AuxMetrics()  # used when it has ownership and score outputs
     # Thousands of games take minutes on a CPU: the rate and time left every 10 s.
     with RateProgress(positions.positions, "positions", label="predict") as progress, torch.inference_mode():
         for batch in positions:
-            past = {"history": batch["history"].to(device)} if memory else {}
-            out = net(batch["planes"].to(device).float(), batch["to_play"].to(device), **past)
+            extra = {"history": batch["history"].to(device)} if memory else {"komi": batch["komi"].to(device)}
+            out = net(batch["planes"].to(device).float(), batch["to_play"].to(device), **extra)
             scores.update(out, batch["target"])
             if out.value_logit is not None:
                 value_scores.update(out.value_logit.cpu(), batch["value"], batch.get("move_number"))
+            if out.score_lead is not None:
+                aux_scores.update(out.ownership_logits.cpu(), batch["ownership"], out.score_lead.cpu(),
+                                  out.score_stdev.cpu(), batch["score"])
             progress.update(len(batch["target"]))
     value_table = value_scores.compute() if value_scores.update_called else None
-    return scores, value_table, progress.seconds
+    aux_table = aux_scores.compute() if aux_scores.update_called else None
+    return scores, value_table, aux_table, progress.seconds
 
 
-def _print_scores(path: str, out: dict, values: dict, value_table: dict | None) -> None:
+def _print_scores(path: str, out: dict, values: dict, value_table: dict | None, aux_table: dict | None) -> None:
     print(f"{path} on {out['games']} games ({out['positions_scored']:,} positions, "
           f"{out['seconds']} s, {out['positions_per_second']:,} positions/s): "
           + ", ".join(f"{k} {v:.4f}" for k, v in values.items()))
     if value_table:  # the value output's accuracy by game phase: games decided late are easier to call
         print("value accuracy: " + ", ".join(f"{phase} {row['acc']:.3f} ({row['positions']:,} positions)"
                                             for phase, row in value_table.items()))
+    if aux_table:
+        print(f"ownership accuracy {aux_table['ownership_acc']:.3f} ({aux_table['ownership_points']:,} decided points); "
+              f"score error {aux_table['score_mae']:.1f} points mean absolute "
+              f"({aux_table['score_positions']:,} positions of counted games)")

@@ -176,6 +176,9 @@ def check_file(path: str, expect: dict) -> dict:
     return checkpoint
 
 
+GROWN_HEADS = ("aux_heads.", "value_head.komi_slope")  # parameters init_from may leave as initialised
+
+
 def warm_start(model, path: str) -> dict:
     """Copy the net weights of checkpoint ``path`` into ``model.net`` (``init_from=``).
 
@@ -189,15 +192,22 @@ def warm_start(model, path: str) -> dict:
     if not weights:
         raise CheckpointMismatchError(f"init_from={path} holds no network weights (no state_dict entries 'net.*')")
     state = checkpoint[CHECKPOINT_KEY]
+    # A net grown by heads the file lacks (aux_heads on a net trained without them) starts
+    # from the file's trunk and heads, the new ones as initialised; every weight the file
+    # has must still fit, and a file with weights this net lacks is refused.
+    fresh = [k for k in model.net.state_dict() if k not in weights and k.startswith(GROWN_HEADS)]
     try:
-        model.net.load_state_dict(weights)
+        model.net.load_state_dict(weights, strict=not fresh)
+        if fresh and (unused := sorted(set(weights) - set(model.net.state_dict()))):
+            raise RuntimeError(f"unexpected keys {unused[:5]}")
     except RuntimeError as exc:
         first = " ".join(str(exc).split())[:300]
         raise CheckpointMismatchError(
             f"init_from={path}: its net ({state.get('net_config', {})}) does not fit this run's "
             f"({dict(getattr(model.net, 'config', {}))}): {first}") from None
     exported = state.get(EXPORT_KEY) or {}
-    return {"path": path, "global_step": int(exported.get("global_step", checkpoint.get("global_step", 0)))}
+    return {"path": path, "global_step": int(exported.get("global_step", checkpoint.get("global_step", 0))),
+            "fresh": fresh}
 
 
 def load_opponent(path: str, expect: dict) -> tuple[nn.Module, str]:

@@ -112,8 +112,9 @@ class GoNetEvaluator(PositionEvaluator):
         device = self.predictor.device
         to_play = torch.from_numpy(positions.info[:count, I_TO_PLAY].astype(np.int64)).to(device)
         self.forward_calls += 1
+        komi = torch.full((count,), float(self.search.rules.komi), device=device)
         # uint8 planes cross the bus (a quarter of float32's bytes), then become float there.
-        return self.predictor.net(self.staging.upload(planes).float(), to_play)
+        return self.predictor.net(self.staging.upload(planes).float(), to_play, komi=komi)
 
     def priors_from_logits(self, logits: torch.Tensor) -> np.ndarray:
         """Move probabilities [B, n*n + 1] (pass last) from the net's logits, over all moves

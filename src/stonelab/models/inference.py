@@ -94,7 +94,8 @@ class MovePredictor:
         to_play = torch.tensor([s.to_play for s in states], device=self.device)
         memory = getattr(self.net, "memory", 0)
         if not memory:
-            return self.net(planes, to_play)
+            komi = torch.tensor([float(s.rules.komi) for s in states], device=self.device)
+            return self.net(planes, to_play, komi=komi)
         past = np.zeros((len(states), memory, *planes.shape[1:]), dtype=np.uint8)
         for i, history in enumerate(histories or [[] for _ in states]):
             recent = list(history)[-memory:]

@@ -11,6 +11,11 @@ result for the side to move (`stonelab.models.value`):
 policy's cross-entropy, comparable with runs without a value head; ``value_loss``,
 ``value_acc`` and ``value_brier`` (overall and by game phase) are logged beside them
 and written to result.json (`result_fields`).
+
+A net with auxiliary heads (``model.net.aux_heads=true``, `stonelab.models.auxiliary`)
+also learns each point's end-of-game owner and the final score:
+``+ ownership_weight * ownership + score_weight * score``; held-out ownership accuracy
+and score error are logged (``ownership_acc``, ``score_mae``) and written to result.json.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from torchmetrics.classification import MulticlassAccuracy
 
 from stonelab.errors import ConfigError, check
 from stonelab.features import ENCODERS
+from stonelab.models.auxiliary import AuxMetrics, ownership_loss, score_loss
 from stonelab.models.identity import CHECKPOINT_KEY, check_identity, net_target
 from stonelab.models.outputs import GoModelOutput
 from stonelab.models.value import ValueMetrics, value_log_values, value_loss
@@ -65,7 +71,8 @@ class MovePredictionModule(L.LightningModule):
                  optimizer: str = "sgd", lr: float = 0.128, momentum: float = 0.0,
                  weight_decay: float = 0.0, lr_halving_every_epochs: int | None = None,
                  warmup_steps: int = 0, cosine_steps: int | None = None, final_lr_fraction: float = 0.05,
-                 label_smoothing: float = 0.0, value_weight: float = 1.0):
+                 label_smoothing: float = 0.0, value_weight: float = 1.0, ownership_weight: float = 1.0,
+                 score_weight: float = 0.5):
         super().__init__()
         check([
             (lambda: optimizer in ("sgd", "adamw"), f"model.optimizer={optimizer!r}: choose sgd or adamw"),
@@ -85,6 +92,9 @@ class MovePredictionModule(L.LightningModule):
             (lambda: 0 <= label_smoothing < 1, f"model.label_smoothing={label_smoothing!r} must be in [0, 1)"),
             (lambda: value_weight >= 0,
              f"model.value_weight={value_weight!r} must be >= 0 (the weight of the value loss)"),
+            (lambda: ownership_weight >= 0,
+             f"model.ownership_weight={ownership_weight!r} must be >= 0 (the weight of the ownership loss)"),
+            (lambda: score_weight >= 0, f"model.score_weight={score_weight!r} must be >= 0 (the weight of the score loss)"),
         ])
         check_net_input(net, encoder)
         self.save_hyperparameters(ignore=["net", "game"])
@@ -92,6 +102,7 @@ class MovePredictionModule(L.LightningModule):
         self.game = game
         self.encoder = encoder
         self.value_weight = float(value_weight)
+        self.aux_weights = {"ownership": float(ownership_weight), "score": float(score_weight)}
         self.num_points = game.n * game.n
         self.num_classes = self.num_points  # no pass output
         ignore = self.num_points  # pass targets: not predicted by a 361-way softmax
@@ -102,6 +113,8 @@ class MovePredictionModule(L.LightningModule):
                                      for name in ("loss", "value_loss")})
         self.value_metrics = nn.ModuleDict({split: ValueMetrics() for split in ("val", "test")})
         self.value_results: dict[str, dict] = {}  # split -> ValueMetrics table, for result.json
+        self.aux_metrics = nn.ModuleDict({split: AuxMetrics() for split in ("val", "test")})
+        self.aux_results: dict[str, dict] = {}  # split -> AuxMetrics, for result.json
 
     # -- identity, so a checkpoint of another model or board is refused by name
     def identity(self) -> dict:
@@ -115,11 +128,11 @@ class MovePredictionModule(L.LightningModule):
         check_identity(checkpoint, self.identity(), source="checkpoint")
 
     # -- the model
-    def forward(self, planes: torch.Tensor, to_play: torch.Tensor) -> GoModelOutput:
+    def forward(self, planes: torch.Tensor, to_play: torch.Tensor, komi: torch.Tensor | None = None) -> GoModelOutput:
         # Outputs in float32 under trainer.precision=bf16-mixed too (heads such as the
         # value MLP come out bfloat16 there): losses and metrics are then computed and
         # summed in float32, not with bf16's 8 bits of mantissa.
-        return self.net(planes.float(), to_play).apply(torch.Tensor.float)
+        return self.net(planes.float(), to_play, komi=komi).apply(torch.Tensor.float)
 
     def _policy_loss(self, logits: torch.Tensor, target: torch.Tensor, smoothing: float = 0.0) -> torch.Tensor:
         """Cross-entropy with the expert's moves, passes left out when the net cannot play one."""
@@ -129,7 +142,7 @@ class MovePredictionModule(L.LightningModule):
         return F.cross_entropy(logits[valid], target[valid], label_smoothing=smoothing)
 
     def training_step(self, batch: dict, batch_idx: int) -> torch.Tensor:
-        out = self(batch["planes"], batch["to_play"])
+        out = self(batch["planes"], batch["to_play"], batch.get("komi"))
         logits, target = out.policy_logits, batch["target"]
         # Label smoothing in training only: val/test losses stay the plain cross-entropy.
         loss = policy_loss = self._policy_loss(logits, target, self.hparams.label_smoothing)
@@ -137,13 +150,23 @@ class MovePredictionModule(L.LightningModule):
             v_loss = value_loss(out.value_logit, batch["value"])
             loss = policy_loss + self.value_weight * v_loss
             self.log_dict({"train/policy_loss": policy_loss.detach(), "train/value_loss": v_loss.detach()})
+        for name, part in self._aux_losses(out, batch).items():
+            loss = loss + self.aux_weights[name] * part
+            self.log(f"train/{name}_loss", part.detach())
         batch_values = self.metrics["train_top"](logits.detach(), target)  # this batch's accuracies
         self.log("train/loss", loss, prog_bar=True)
         self.log_dict({f"train/{k}": v for k, v in batch_values.items()})
         return loss
 
+    def _aux_losses(self, out: GoModelOutput, batch: dict) -> dict[str, torch.Tensor]:
+        """The auxiliary heads' losses (a net without them, or a batch without targets: none)."""
+        if out.score_lead is None or "score" not in batch:
+            return {}
+        return {"ownership": ownership_loss(out.ownership_logits, batch["ownership"]),
+                "score": score_loss(out.score_lead, out.score_stdev, batch["score"])}
+
     def _eval_step(self, batch: dict, split: str) -> None:
-        out = self(batch["planes"], batch["to_play"])
+        out = self(batch["planes"], batch["to_play"], batch.get("komi"))
         logits, target = out.policy_logits.detach(), batch["target"]
         metrics = self.metrics[f"{split}_top"]
         metrics.update(logits, target)
@@ -154,6 +177,9 @@ class MovePredictionModule(L.LightningModule):
                       prog_bar=split == "val")
         if out.value_logit is not None:
             self._update_value_metrics(out.value_logit.detach(), batch, split)
+        if out.score_lead is not None and "score" in batch:
+            self.aux_metrics[split].update(out.ownership_logits.detach(), batch["ownership"],
+                                           out.score_lead.detach(), out.score_stdev.detach(), batch["score"])
 
     def validation_step(self, batch: dict, batch_idx: int) -> None:
         self._eval_step(batch, "val")
@@ -163,9 +189,22 @@ class MovePredictionModule(L.LightningModule):
 
     def on_validation_epoch_end(self) -> None:
         self._log_value_metrics("val")
+        self._log_aux_metrics("val")
 
     def on_test_epoch_end(self) -> None:
         self._log_value_metrics("test")
+        self._log_aux_metrics("test")
+
+    def _log_aux_metrics(self, split: str) -> None:
+        """Log the epoch's ownership accuracy and score error; keep them for result.json."""
+        metric = self.aux_metrics[split]
+        if not metric.update_called:
+            return
+        table = metric.compute()
+        metric.reset()
+        self.log_dict({f"{split}/{k}": float(v) for k, v in table.items() if k in ("ownership_acc", "score_mae")})
+        if not self.trainer.sanity_checking:
+            self.aux_results[split] = table
 
     # -- the value output (a net built with value_head=true)
     def _update_value_metrics(self, value_logit: torch.Tensor, batch: dict, split: str) -> None:
@@ -191,7 +230,10 @@ class MovePredictionModule(L.LightningModule):
         """This model's part of result.json: the value's accuracy and Brier score, overall and
         by game phase, with position counts ("val": the last validation epoch, "test": the
         checkpoint tested); nothing for a net without a value output."""
-        return {"value": dict(self.value_results)} if self.value_results else {}
+        fields = {"value": dict(self.value_results)} if self.value_results else {}
+        if self.aux_results:
+            fields["auxiliary"] = dict(self.aux_results)
+        return fields
 
     def configure_optimizers(self):
         hp = self.hparams

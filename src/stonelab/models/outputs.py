@@ -27,6 +27,9 @@ class GoModelOutput:
       expert's" (`confidence` = its sigmoid).
     - ``ownership_logits`` float [B, n, n] or None: per point, logit of "the side to move
       owns it at the end" (`belief_map` = tanh(logit / 2) in [-1, 1]).
+    - ``score_lead``       float [B] or None: the side to move's expected final margin in
+      points, komi included (KataGo's scoreLead from the mover's view).
+    - ``score_stdev``      float [B] or None: the spread (standard deviation) of that margin.
 
     None means the net has no such head (maddison_cnn has only the policy).
     """
@@ -35,6 +38,8 @@ class GoModelOutput:
     value_logit: Tensor | None = None
     confidence_logit: Tensor | None = None
     ownership_logits: Tensor | None = None
+    score_lead: Tensor | None = None
+    score_stdev: Tensor | None = None
 
     @property
     def has_belief(self) -> bool:

@@ -159,7 +159,8 @@ class BeliefViT(nn.Module):
         return out[:, :self.num_points], out[:, self.num_points]
 
     def forward(self, planes: torch.Tensor, to_play: torch.Tensor | None = None,
-                history: torch.Tensor | None = None) -> GoModelOutput:
+                history: torch.Tensor | None = None, komi: torch.Tensor | None = None) -> GoModelOutput:
+        # komi: part of the Go nets' common call; seed 001's model has no komi input (yet).
         tokens, pass_tok = self.trunk(planes.float(), history)
         h = self.belief["mlp"](tokens.mean(dim=1))
         confidence = self.belief["confidence"](h).squeeze(1)

@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from stonelab.errors import check
-from stonelab.models.nets.maddison import ValueHead
+from stonelab.models.nets.maddison import AuxHeads, ValueHead, heads_output
 from stonelab.models.outputs import GoModelOutput
 
 
@@ -65,13 +65,15 @@ class ResidualBlock(nn.Module):
 
 class ResidualNet(nn.Module):
     """planes [B, C, n, n] float, to_play [B] (+1 black, -1 white) -> `GoModelOutput` with
-    policy_logits [B, n*n] (no pass output), and value_logit [B] with ``value_head=True``."""
+    policy_logits [B, n*n] (no pass output), value_logit [B] with ``value_head=True``, and
+    ownership_logits, score_lead and score_stdev with ``aux_heads=True`` (`AuxHeads`)."""
 
     def __init__(self, in_planes: int = 36, board_size: int = 19, *, blocks: int = 6, filters: int = 64,
                  pool_every: int = 2, pool_channels: int = 16, value_head: bool = False,
-                 value_channels: int = 8, value_hidden: int = 64):
+                 value_channels: int = 8, value_hidden: int = 64, aux_heads: bool = False):
         super().__init__()
         check([
+            (lambda: isinstance(aux_heads, bool), f"model.net.aux_heads={aux_heads!r} must be true or false"),
             (lambda: isinstance(blocks, int) and blocks >= 1, f"model.net.blocks={blocks!r} must be an int >= 1"),
             (lambda: isinstance(filters, int) and filters >= 2, f"model.net.filters={filters!r} must be an int >= 2"),
             (lambda: isinstance(pool_every, int) and pool_every >= 0,
@@ -82,7 +84,7 @@ class ResidualNet(nn.Module):
         ])
         self.config = dict(in_planes=in_planes, board_size=board_size, blocks=blocks, filters=filters,
                            pool_every=pool_every, pool_channels=pool_channels, value_head=value_head,
-                           value_channels=value_channels, value_hidden=value_hidden)
+                           value_channels=value_channels, value_hidden=value_hidden, aux_heads=aux_heads)
         self.board_size = board_size
         self.stem = nn.Conv2d(in_planes, filters, 5, padding=2, bias=False)
         pooled = [bool(pool_every) and (i + 1) % pool_every == 0 for i in range(blocks)]
@@ -90,9 +92,11 @@ class ResidualNet(nn.Module):
         self.norm = nn.BatchNorm2d(filters)
         self.policy = nn.Conv2d(filters, 2, 1, bias=False)
         self.policy_bias = nn.Parameter(torch.zeros(2, board_size, board_size))
-        self.value_head = ValueHead(filters, value_channels, value_hidden) if value_head else None
+        self.value_head = ValueHead(filters, value_channels, value_hidden, komi=aux_heads) if value_head else None
+        self.aux_heads = AuxHeads(filters, value_channels, value_hidden) if aux_heads else None
 
-    def forward(self, planes: torch.Tensor, to_play: torch.Tensor) -> GoModelOutput:
+    def forward(self, planes: torch.Tensor, to_play: torch.Tensor, komi: torch.Tensor | None = None) -> GoModelOutput:
+        """komi float [B]: each game's komi (the points white gets), read by ``aux_heads`` only."""
         x = self.stem(planes)
         for block in self.blocks:
             x = block(x)
@@ -100,5 +104,4 @@ class ResidualNet(nn.Module):
         moves = self.policy(hidden) + self.policy_bias  # [B, 2, n, n]
         head = (to_play < 0).long()  # channel 0: black to move, 1: white
         policy_logits = moves.flatten(2)[torch.arange(moves.shape[0], device=moves.device), head]
-        value_logit = None if self.value_head is None else self.value_head(hidden, to_play)
-        return GoModelOutput(policy_logits=policy_logits, value_logit=value_logit)
+        return heads_output(policy_logits, hidden, to_play, komi, self.value_head, self.aux_heads)

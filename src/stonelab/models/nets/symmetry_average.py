@@ -45,12 +45,12 @@ class SymmetryAverage(nn.Module):
                                      for p in (permutations(n), inverse_permutations(n)))
         return self._perms[key]
 
-    def forward(self, planes: torch.Tensor, to_play: torch.Tensor) -> GoModelOutput:
+    def forward(self, planes: torch.Tensor, to_play: torch.Tensor, komi: torch.Tensor | None = None) -> GoModelOutput:
         b, c, n, _ = planes.shape
         forward_perm, back_perm = self._permutations(n, planes.device)
         flat = planes.reshape(b, c, n * n)
         turned = torch.cat([flat[:, :, forward_perm[s]] for s in range(NUM_SYMMETRIES)]).reshape(-1, c, n, n)
-        out = self.net(turned, to_play.repeat(NUM_SYMMETRIES))
+        out = self.net(turned, to_play.repeat(NUM_SYMMETRIES), None if komi is None else komi.repeat(NUM_SYMMETRIES))
 
         def points_back(x: torch.Tensor) -> torch.Tensor:  # [8B, n*n (+ extra)] -> [8, B, ...] upright
             x = x.reshape(NUM_SYMMETRIES, b, -1)
@@ -65,7 +65,10 @@ class SymmetryAverage(nn.Module):
         if out.ownership_logits is not None:
             owned = torch.sigmoid(points_back(out.ownership_logits.float().reshape(-1, n * n))).mean(0)
             ownership = _logit(owned).reshape(b, n, n)
-        return GoModelOutput(policy_logits=torch.log(policy.clamp_min(1e-30)), ownership_logits=ownership, **scalar)
+        points = {name: None if (t := getattr(out, name)) is None else t.float().reshape(NUM_SYMMETRIES, b).mean(0)
+                  for name in ("score_lead", "score_stdev")}  # the mean's spread: the views' mean spread
+        return GoModelOutput(policy_logits=torch.log(policy.clamp_min(1e-30)), ownership_logits=ownership,
+                             **scalar, **points)
 
 
 def with_symmetries(net: nn.Module, symmetries: int) -> nn.Module:
