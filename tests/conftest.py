@@ -149,16 +149,18 @@ def save_checkpoint():
 
 @pytest.fixture(scope="session")
 def tiny_maddison_checkpoint():
-    """``tiny_maddison_checkpoint(path)``: a seeded 9x9, 3-layer maddison_cnn checkpoint (a Go model)."""
+    """``tiny_maddison_checkpoint(path, aux_heads=False)``: a seeded 9x9, 3-layer maddison_cnn
+    checkpoint (a Go model); with ``aux_heads`` also value, ownership and score heads."""
     import torch
 
     from stonelab.games.go.rules import GoRules
     from stonelab.models.move_prediction import MovePredictionModule
     from stonelab.models.nets.maddison import MaddisonNet
 
-    def tiny_maddison_checkpoint(path: Path) -> Path:
+    def tiny_maddison_checkpoint(path: Path, aux_heads: bool = False) -> Path:
         torch.manual_seed(0)
-        module = MovePredictionModule(MaddisonNet(36, 9, depth=3, filters=8), GoRules(9), encoder="maddison")
+        net = MaddisonNet(36, 9, depth=3, filters=8, value_head=aux_heads, aux_heads=aux_heads)
+        module = MovePredictionModule(net, GoRules(9), encoder="maddison")
         return _save_checkpoint(module, path)
 
     return tiny_maddison_checkpoint

@@ -473,3 +473,51 @@ def test_cache_workers_come_from_the_data_config(tmp_path, compose_go):
     assert compose_go("maddison_cnn", [], tmp_path).data.cache_workers is None  # all cores
     cfg = compose_go("maddison_cnn", ["data.cache_workers=1"], tmp_path)
     assert instantiate(cfg.data, game=instantiate(cfg.game), _convert_="object").cache_workers == 1
+
+
+def test_batches_carry_komi_and_the_counted_score_from_the_side_to_move(games_dir, tmp_path):
+    dm = module(games_dir, tmp_path, encoder="simple4")
+    dm.setup()
+    cache = dm.cache
+    assert cache.score.dtype == np.float32 and cache.score.shape == (24,)
+    counted = ~np.isnan(cache.score)
+    assert 0 < counted.sum() < 24  # the sample has counted and resigned games
+    assert np.all(np.sign(cache.score[counted & (cache.score != 0)]) ==
+                  cache.winner[counted & (cache.score != 0)])
+    for batch in dm.dataset("val"):  # in order: every position of the val games
+        score, to_play, value = batch["score"].numpy(), batch["to_play"].numpy(), batch["value"].numpy()
+        known = ~np.isnan(score)
+        # The mover's margin: its sign is the mover's result; the komi is the game's own.
+        assert np.all(np.sign(score[known & (score != 0)]) == value[known & (score != 0)])
+        assert set(batch["komi"].numpy().tolist()) <= set(cache.komi[dm.splits["val"]].tolist())
+        assert np.isnan(score[~known]).all() and to_play.shape == score.shape
+
+
+def test_komi_augmentation_moves_result_and_score_of_counted_games_only(games_dir, tmp_path):
+    dm = module(games_dir, tmp_path, encoder="simple4")
+    dm.setup()
+    ds = kgs.GamePositions(dm.cache, dm.splits["train"], "simple4", shuffle=True, augment=False,
+                           batch_size=64, shuffle_buffer=64, komi_augment=1.0)
+    counted = np.empty((64, 2), dtype=np.float32)
+    counted[:32] = (5.5, 6.5)          # black won by 5.5 at komi 6.5: 12 points on the board
+    counted[32:] = (np.nan, 6.5)       # a resignation: nothing is known about the board
+    to_play = np.where(np.arange(64) % 2 == 0, 1, -1)
+    values = (to_play * 1.0).astype(np.float32)  # black won
+    out = ds._komi_and_score(counted, to_play, values, np.random.default_rng(0))
+    komi, score = out["komi"].numpy(), out["score"].numpy()
+    assert np.all(komi[32:] == 6.5) and np.isnan(score[32:]).all()
+    assert np.all(values[32:] == to_play[32:])           # a resigned game keeps its result
+    assert len(set(komi[:32].tolist())) > 5 and np.all(komi[:32] % 1 == 0.5)  # half points: no jigo
+    margin = 12.0 - komi[:32]                              # black's margin under the new komi
+    np.testing.assert_allclose(score[:32], margin * to_play[:32])
+    np.testing.assert_array_equal(values[:32], np.sign(margin) * to_play[:32])
+    assert (values[:32] != to_play[:32]).any()             # some komi turned the result around
+
+
+def test_evaluation_never_changes_the_komi(games_dir, tmp_path):
+    dm = module(games_dir, tmp_path, encoder="simple4", komi_augment=1.0)
+    dm.setup()
+    assert dm.dataset("val", train=False).komi_augment == 0.0
+    assert dm.dataset("train", train=True).komi_augment == 1.0
+    with pytest.raises(ConfigError, match="data.komi_augment=2"):
+        module(games_dir, tmp_path, komi_augment=2)

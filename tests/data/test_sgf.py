@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import tarfile
 from collections import Counter
 from pathlib import Path
@@ -20,6 +21,7 @@ from stonelab.data.sgf import (
     main,
     rank_dan,
     read_games,
+    result_score,
     result_winner,
     sgf_coordinate,
 )
@@ -133,6 +135,17 @@ def test_rank_dan(rank, dan):
 )
 def test_result_winner(result, winner):
     assert result_winner(result) == winner
+
+
+@pytest.mark.parametrize(
+    ("result", "score"),
+    [("B+5.5", 5.5), ("W+12", -12.0), ("w+0.5", -0.5), ("0", 0.0), ("Jigo", 0.0), ("B+R", None),
+     ("W+Resign", None), ("B+T", None), ("W+F", None), ("Void", None), ("?", None), ("", None),
+     ("B+nan", None), ("B+-3", None), ("B+inf", None)],
+)
+def test_result_score_is_the_counted_margin_or_nothing(result, score):
+    got = result_score(result)
+    assert (math.isnan(got) if score is None else got == score), (result, got)
 
 
 @pytest.mark.parametrize(
