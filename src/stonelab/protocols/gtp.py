@@ -25,6 +25,8 @@ time_left.
   end opens it, and /dev/zero never ends.
 - ``printsgf [FILE]`` writes the game so far (size, komi, handicap stones, moves) as
   SGF to FILE, or answers with it.
+- ``final_score``: area scoring once the stones that ``final_status_list dead`` reports
+  are off the board (`estimated_score`), not a plain Tromp-Taylor count of every stone.
 - ``final_status_list alive|dead|seki``: dead stones are those random playouts from
   the current position capture in most games (`stonelab.games.go.ownership.dead_stones`,
   an approximation that needs no search); alive is every other stone; seki is always
@@ -53,8 +55,14 @@ from typing import BinaryIO, TextIO
 import numpy as np
 
 from stonelab.data.sgf import game_sgf, read_games
-from stonelab.games.go.ownership import dead_stones
-from stonelab.games.go.rules import BLACK, WHITE, GoRules, GoState, IllegalMove, area_score
+from stonelab.games.go.ownership import (
+    OWNERSHIP_PLAYOUTS,
+    OWNERSHIP_THRESHOLD,
+    dead_in_playouts,
+    dead_stones,
+    playout_ownership,
+)
+from stonelab.games.go.rules import BLACK, EMPTY, WHITE, GoRules, GoState, IllegalMove, tromp_taylor_owner
 from stonelab.protocols.streams import (
     CONTROL,
     MAX_DIGITS,
@@ -142,6 +150,23 @@ def position_for(state: GoState, colour: int) -> GoState:
 def score_name(score: float) -> str:
     """A score (black - white - komi) as GTP's final_score and SGF's RE write it: B+3.5, W+0.5, 0."""
     return "0" if score == 0 else f"{'B' if score > 0 else 'W'}+{abs(score):g}"
+
+
+def estimated_score(state: GoState, komi: float, *, playouts: int = OWNERSHIP_PLAYOUTS, seed: int = 0) -> float:
+    """Black - white - komi once the dead stones are off: area scoring of ``state`` after
+    removing the stones that ``final_status_list dead`` reports (`dead_stones`: random
+    playouts capture them in most games, same playouts and seed). An empty region that
+    then reaches both colours (dame, or an unfinished game's open area) counts for the
+    colour that owns it in at least 75% of those playouts, else for nobody."""
+    mean = playout_ownership(state.arrays, int(playouts), int(seed))
+    board = state.board.copy()
+    board[dead_in_playouts(board, mean)] = EMPTY
+    owner = np.zeros(board.shape[0], dtype=np.int8)
+    tromp_taylor_owner(board, state.arrays.neighbours, owner)
+    undecided = owner == 0
+    owner[undecided & (mean >= OWNERSHIP_THRESHOLD)] = BLACK
+    owner[undecided & (mean <= -OWNERSHIP_THRESHOLD)] = WHITE
+    return float(owner.sum()) - komi
 
 
 class NotRegularFile(OSError):
@@ -411,7 +436,7 @@ class GTPEngine:
         return "\n".join(lines)
 
     def final_score(self) -> str:
-        return score_name(float(area_score(self.state.arrays, self.komi)))  # Tromp-Taylor: black - white - komi
+        return score_name(estimated_score(self.state, self.komi))
 
     def board_text(self) -> str:
         n, board = self.board_size, self.state.board
