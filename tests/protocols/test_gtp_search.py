@@ -12,7 +12,7 @@ from stonelab.games.go.rules import GoRules
 from stonelab.games.go.search import GoSearch
 from stonelab.models.go_evaluator import GoNetEvaluator
 from stonelab.models.go_player import GoSearchPlayer
-from stonelab.models.inference import MovePredictor
+from stonelab.models.inference import BoardEstimate, MovePredictor
 from stonelab.models.nets.maddison import MaddisonNet
 from stonelab.protocols.gtp import move_name, parse_vertex
 from stonelab.protocols.gtp_search import (
@@ -134,7 +134,8 @@ def test_lz_analyze_streams_until_the_next_command(predictor):
 
 
 def test_kata_analyze_uses_floats_and_reports_ownership(predictor):
-    eng = engine(predictor, ownership=lambda state: np.linspace(-1, 1, 81))
+    eng = engine(predictor, estimates=lambda states: [BoardEstimate(None, None, None, np.linspace(-1, 1, 81))
+                                                      for _ in states])
     out = run_lines(eng, ["kata-analyze w interval 10 maxmoves 2 ownership true", ""], pause_after=0, pause=0.3)
     line = out.split("\n")[1]
     assert line.count("info move") <= 2
@@ -164,8 +165,9 @@ def test_a_search_free_model_answers_analysis_with_its_priors(predictor):
 
 def test_bad_analysis_arguments_fail_before_streaming(predictor):
     eng = engine(predictor)
-    for line in ["lz-analyze b x", "kata-analyze interval", "lz-analyze avoid b D4", "lz-genmove_analyze",
-                 "kata-analyze maxmoves -1"]:
+    for line in ["lz-analyze b x", "kata-analyze interval", "lz-analyze avoid b D4", "kata-analyze maxmoves -1",
+                 "kata-analyze avoid x D4 1", "kata-analyze avoid b Z9 1", "kata-analyze allow b D4 -1",
+                 "kata-analyze ownership maybe", "lz-genmove_analyze b avoid b , 1"]:
         assert eng.respond(line).startswith("? "), line
         assert eng.stream is None
 

@@ -147,6 +147,17 @@ def position_for(state: GoState, colour: int) -> GoState:
     return now.resume_play() if now.is_over else now
 
 
+ANALYSIS_DIALECT = "1.15.0"  # the KataGo GTP analysis (kata-analyze, rootInfo, movesOwnership) this engine speaks
+
+
+def gtp_version(version: str) -> str:
+    """The ``version`` answer: KataGo's version format with the package's version after a
+    ``+``. Lizzie reads the number between the first two dots as Leela Zero's minor version
+    and wants 15 or more (and fails on a non-number there), so ``1.15.0+stonelab.0.3.1``
+    passes where ``0.3.1`` would warn and ``0+unknown`` would break its reader."""
+    return f"{ANALYSIS_DIALECT}+stonelab.{version}" if version else ANALYSIS_DIALECT
+
+
 def score_name(score: float) -> str:
     """A score (black - white - komi) as GTP's final_score and SGF's RE write it: B+3.5, W+0.5, 0."""
     return "0" if score == 0 else f"{'B' if score > 0 else 'W'}+{abs(score):g}"
@@ -223,7 +234,7 @@ class GTPEngine:
         self.commands: dict[str, Callable[[list[str]], str]] = {
             "protocol_version": lambda args: "2",
             "name": lambda args: self.engine_name,
-            "version": lambda args: self.engine_version,
+            "version": lambda args: gtp_version(self.engine_version),
             "known_command": lambda args: "true" if args and args[0] in self.commands else "false",
             "list_commands": lambda args: "\n".join(self.commands),
             "quit": self.quit,
