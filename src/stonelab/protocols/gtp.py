@@ -55,13 +55,7 @@ from typing import BinaryIO, TextIO
 import numpy as np
 
 from stonelab.data.sgf import game_sgf, read_games
-from stonelab.games.go.ownership import (
-    OWNERSHIP_PLAYOUTS,
-    OWNERSHIP_THRESHOLD,
-    dead_in_playouts,
-    dead_stones,
-    playout_ownership,
-)
+from stonelab.games.go.ownership import OWNERSHIP_PLAYOUTS, dead_stones
 from stonelab.games.go.rules import BLACK, EMPTY, WHITE, GoRules, GoState, IllegalMove, tromp_taylor_owner
 from stonelab.protocols.streams import (
     CONTROL,
@@ -164,19 +158,15 @@ def score_name(score: float) -> str:
 
 
 def estimated_score(state: GoState, komi: float, *, playouts: int = OWNERSHIP_PLAYOUTS, seed: int = 0) -> float:
-    """Black - white - komi once the dead stones are off: area scoring of ``state`` after
-    removing the stones that ``final_status_list dead`` reports (`dead_stones`: random
-    playouts capture them in most games, same playouts and seed). An empty region that
-    then reaches both colours (dame, or an unfinished game's open area) counts for the
-    colour that owns it in at least 75% of those playouts, else for nobody."""
-    mean = playout_ownership(state.arrays, int(playouts), int(seed))
+    """Black - white - komi once the dead stones are off: area scoring (Tromp-Taylor) of
+    ``state`` after removing the stones that ``final_status_list dead`` reports
+    (`dead_stones`: random playouts capture them in most games; same playouts and seed).
+    An empty region that then reaches both colours is dame and counts for nobody, as GNU
+    Go counts it (the playouts' own owner of such points leaned to the side to move)."""
     board = state.board.copy()
-    board[dead_in_playouts(board, mean)] = EMPTY
+    board[dead_stones(state, playouts=playouts, seed=seed)] = EMPTY
     owner = np.zeros(board.shape[0], dtype=np.int8)
     tromp_taylor_owner(board, state.arrays.neighbours, owner)
-    undecided = owner == 0
-    owner[undecided & (mean >= OWNERSHIP_THRESHOLD)] = BLACK
-    owner[undecided & (mean <= -OWNERSHIP_THRESHOLD)] = WHITE
     return float(owner.sum()) - komi
 
 
