@@ -419,3 +419,18 @@ def test_genmove_analyze_plays_for_the_side_to_move_without_a_colour(predictor):
     plays = [line.split()[1] for line in out.splitlines() if line.startswith("play ")]
     assert len(plays) == 2
     assert eng.state.board[parse_vertex(plays[0], 9)] == 1 and eng.state.board[parse_vertex(plays[1], 9)] == -1
+
+
+@pytest.mark.parametrize("aux_heads", [False, True])
+def test_a_real_alphazero_checkpoint_reports_what_its_heads_give(tmp_path, tiny_alphazero_go_checkpoint, aux_heads,
+                                                                  one_thread):
+    from stonelab.models.alphazero_go import go_model_from_checkpoint
+
+    model = go_model_from_checkpoint(str(tiny_alphazero_go_checkpoint(tmp_path / "az.ckpt", aux_heads=aux_heads)))
+    eng = search_gtp_engine(model, {"playouts": 16, "leaves_per_game": 4})
+    out = run_lines(eng, ["kata-analyze b 5 ownership true rootInfo true", "name"], pause_after=0, pause=0.3)
+    infos, root, owner = parse_kata(analysis_lines(out)[-1])
+    assert infos and int(root["visits"]) > 0
+    assert (owner is not None) == aux_heads and (owner is None or len(owner) == 81)
+    has_score = getattr(model, "estimates", None) is not None and aux_heads
+    assert ("scoreLead" in infos[0]) == has_score

@@ -16,15 +16,20 @@
 - No engine passes while an open point is left: the search leaves the pass out of its
   candidates until then (`stonelab.games.go.ownership.may_pass`), and without search the
   net's move never is a pass while another move is legal.
-- ``lz-analyze`` / ``kata-analyze`` ``[colour] [interval] [key value ...]`` (``interval``
-  in centiseconds; keys ``interval``, ``maxmoves``, ``minmoves``, ``ownership``): ``=``
-  and then one ``info move ... visits ... winrate ... prior ... lcb ... order ... pv ...``
-  line per interval, in Leela Zero's format (win rates x 10000) or KataGo's (floats),
-  until the next command or a blank line arrives, which ends the response with an empty
-  line. kata-analyze adds ``ownership`` (row-major from the top-left, the side to move's
-  view) from a belief_vit's ownership map when asked and available.
-- ``lz-genmove_analyze`` / ``kata-genmove_analyze``: genmove that streams the same lines
-  while it thinks and ends with ``play <vertex>``.
+- ``lz-analyze`` / ``kata-analyze`` ``[colour] [interval] [key value ...]`` (KataGo's GTP
+  extensions; ``interval`` in centiseconds; keys ``interval``, ``maxmoves``, ``minmoves``,
+  ``ownership``, ``movesOwnership``, ``rootInfo``, ``avoid`` / ``allow COLOUR V,V.. DEPTH``):
+  ``=`` and then one line of ``info move ...`` entries per interval, in Leela Zero's format
+  (x 10000 integers) or KataGo's (floats, with ``scoreLead`` / ``scoreMean`` /
+  ``scoreStdev`` / ``utility`` where the net has a score head, then ``rootInfo`` and
+  ``ownership`` when asked), until the next command (``stop`` is one) or a blank line
+  arrives, which ends the response with an empty line. The search goes on past
+  ``search.playouts`` for as long as that takes (a full tree is pruned,
+  `GoSearchPlayer.prune`); a line lists at most 20 moves, each with at least 1% of the
+  best one's visits (`shown_moves`).
+- ``lz-genmove_analyze`` / ``kata-genmove_analyze`` ``[colour] ...``: genmove (the side to
+  move when no colour is given) that streams the same lines while it thinks and ends with
+  ``play <vertex>``.
 
 A model run without search (``search.playouts=0``) answers the analysis commands with its
 priors (visits 0), so GUIs still draw its heatmap.
@@ -725,3 +730,4 @@ def warm_up(engine, predictor, settings: dict | None) -> None:
     scratch.time_settings(["600", "0", "0"])            # a clock: the search runs to a deadline
     scratch.play(["w", "pass"])
     scratch.genmove(["b"])
+    player.prune()                                      # what a long analysis does to a full tree
