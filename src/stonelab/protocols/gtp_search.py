@@ -390,8 +390,9 @@ class SearchGTPEngine(GTPEngine):
         asked) ``rootInfo`` and ``ownership``."""
         state = self._position_for(colour)
         allowed = root_allowed(request.rules, colour, self.board_size ** 2 + 1)
-        infos = [info for info in self._infos(colour) if allowed is None or allowed[info.move]]
-        infos = shown_moves(infos, request)
+        infos = self._infos(colour)
+        kept = [info for info in infos if allowed is None or allowed[info.move]]
+        infos = shown_moves(kept or infos, request)  # a rule that leaves no move restricts nothing
         if not kata:
             return " ".join(lz_info(info, order, self.board_size) for order, info in enumerate(infos))
         root, children = self._estimates(state, [info.move for info in infos], request)
