@@ -292,3 +292,50 @@ def test_play_py_says_on_stderr_that_it_compiles_and_quits_at_once_meanwhile(tmp
     assert proc.stderr.count(COMPILING["gtp"]) == 1 and proc.stderr.startswith(COMPILING["gtp"])
     assert "terminate called" not in proc.stderr and "Traceback" not in proc.stderr
 
+
+
+def test_final_score_takes_the_dead_stones_off(tmp_path):
+    """Black owns A-D (36 points), white F-J (36), column E is dame; a dead white stone
+    lies on B7. Counted as alive it spoiled black's area: W+35.5 (9 - 37 - 7.5)."""
+    rows = ["...X.O..."] * 9
+    rows[2] = ".O.X.O..."
+    black = "".join(f"[{chr(97 + c)}{chr(97 + r)}]" for r in range(9) for c in range(9) if rows[r][c] == "X")
+    white = "".join(f"[{chr(97 + c)}{chr(97 + r)}]" for r in range(9) for c in range(9) if rows[r][c] == "O")
+    (tmp_path / "end.sgf").write_text(f"(;SZ[9]KM[7.5]AB{black}AW{white};B[];W[])")
+    out = replies(quick(), f"loadsgf {tmp_path / 'end.sgf'}\n1 final_status_list dead\n2 final_score\n")
+    assert out[1:] == ["=1 B7", "=2 W+7.5"]
+
+
+def test_version_passes_lizzies_leela_zero_check():
+    """Lizzie takes the number between the first two dots as Leela Zero's minor version
+    (Integer.parseInt: digits only) and wants 15 or more."""
+    for version in ("", "0.3.1", "0+unknown"):
+        eng = GTPEngine(9, None, version=version)
+        answer = replies(eng, "version\n")[0][2:]
+        assert int(answer.split(".")[1]) >= 15, answer
+        assert version in answer
+
+
+def test_score_check_compares_with_the_opponents_final_score(tmp_path):
+    from stonelab.protocols.score_check import check
+
+    rows = ["...X.O..."] * 9
+    rows[2] = ".O.X.O..."
+    black = "".join(f"[{chr(97 + c)}{chr(97 + r)}]" for r in range(9) for c in range(9) if rows[r][c] == "X")
+    white = "".join(f"[{chr(97 + c)}{chr(97 + r)}]" for r in range(9) for c in range(9) if rows[r][c] == "O")
+    (tmp_path / "sgf").mkdir()
+    (tmp_path / "sgf" / "game_0000.sgf").write_text(
+        f"(;SZ[9]KM[7.5]PB[GNU Go 3.8]PW[stonelab]C[two_passes; final_score black W+8.5, white W+35.5]"
+        f"AB{black}AW{white};B[];W[])")
+    (tmp_path / "sgf" / "game_0001.sgf").write_text("(;SZ[9]KM[7.5]C[resign; GNU Go 3.8 resigned];B[ee])")
+    stats, results = check(tmp_path)
+    assert stats["games"] == 1 and stats["same_winner"] == 1.0 and stats["mean_abs_error"] == 1.0
+    assert results[0].ours == -7.5 and results[0].theirs == -8.5 and results[0].plain == -35.5
+
+
+@pytest.mark.slow  # ~40 s: 1,056 recorded games replayed and scored
+def test_final_score_agrees_with_gnu_go_and_pachi_on_the_recorded_matches(repo_root):
+    from stonelab.protocols.score_check import check
+
+    stats, _ = check(repo_root / "docs" / "matches")
+    assert stats["games"] > 1000 and stats["same_winner"] >= 0.95 and stats["median_abs_error"] <= 1.0

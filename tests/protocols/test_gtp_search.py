@@ -12,7 +12,7 @@ from stonelab.games.go.rules import GoRules
 from stonelab.games.go.search import GoSearch
 from stonelab.models.go_evaluator import GoNetEvaluator
 from stonelab.models.go_player import GoSearchPlayer
-from stonelab.models.inference import MovePredictor
+from stonelab.models.inference import BoardEstimate, MovePredictor
 from stonelab.models.nets.maddison import MaddisonNet
 from stonelab.protocols.gtp import move_name, parse_vertex
 from stonelab.protocols.gtp_search import (
@@ -134,7 +134,8 @@ def test_lz_analyze_streams_until_the_next_command(predictor):
 
 
 def test_kata_analyze_uses_floats_and_reports_ownership(predictor):
-    eng = engine(predictor, ownership=lambda state: np.linspace(-1, 1, 81))
+    eng = engine(predictor, estimates=lambda states: [BoardEstimate(None, None, None, np.linspace(-1, 1, 81))
+                                                      for _ in states])
     out = run_lines(eng, ["kata-analyze w interval 10 maxmoves 2 ownership true", ""], pause_after=0, pause=0.3)
     line = out.split("\n")[1]
     assert line.count("info move") <= 2
@@ -164,8 +165,9 @@ def test_a_search_free_model_answers_analysis_with_its_priors(predictor):
 
 def test_bad_analysis_arguments_fail_before_streaming(predictor):
     eng = engine(predictor)
-    for line in ["lz-analyze b x", "kata-analyze interval", "lz-analyze avoid b D4", "lz-genmove_analyze",
-                 "kata-analyze maxmoves -1"]:
+    for line in ["lz-analyze b x", "kata-analyze interval", "lz-analyze avoid b D4", "kata-analyze maxmoves -1",
+                 "kata-analyze avoid x D4 1", "kata-analyze avoid b Z9 1", "kata-analyze allow b D4 -1",
+                 "kata-analyze ownership maybe", "lz-genmove_analyze b avoid b , 1"]:
         assert eng.respond(line).startswith("? "), line
         assert eng.stream is None
 
@@ -309,3 +311,126 @@ def test_search_free_engines_warm_up_too(predictor):
     assert eng.pending_player.wait(600)
     assert eng.respond("genmove b").startswith("= ") and eng.player is None and eng.pending_player is None
 
+
+
+# -- analysis as GUIs read it (KataGo's GTP extensions)
+def parse_kata(line: str) -> tuple[list[dict], dict | None, list[float] | None]:
+    """A kata-analyze line back into its ``info`` entries (``pv`` and ``movesOwnership``
+    as lists), its ``rootInfo`` fields and its ``ownership`` values."""
+    tokens, infos, root, owner, current, i = line.split(), [], None, None, None, 0
+    lists = ("pv", "movesOwnership")
+    while i < len(tokens):
+        word = tokens[i]
+        if word in ("info", "rootInfo"):
+            current = {}
+            infos.append(current) if word == "info" else None
+            root = current if word == "rootInfo" else root
+            i += 1
+        elif word == "ownership":
+            owner, i = [float(v) for v in tokens[i + 1:]], len(tokens)
+        elif word in lists:
+            j = i + 1
+            while j < len(tokens) and tokens[j] not in ("info", "rootInfo", "ownership", *lists):
+                j += 1
+            current[word], i = tokens[i + 1:j], j
+        else:
+            current[word], i = tokens[i + 1], i + 2
+    return infos, root, owner
+
+
+def analysis_lines(out: str) -> list[str]:
+    return [line for line in out.splitlines() if line.startswith("info ")]
+
+
+def stone_counting(states):
+    """A fake net with every head: the side to move's stones count +1, the other's -1."""
+    return [BoardEstimate(0.6, float((s.board * s.to_play).sum()) + 0.5, 12.0,
+                          (s.board * s.to_play).astype(np.float32)) for s in states]
+
+
+def test_kata_analyze_reports_scores_root_info_and_ownership_as_katago(predictor):
+    eng = engine(predictor, estimates=stone_counting)
+    out = run_lines(eng, ["play b A9", "kata-analyze w 5 ownership true movesOwnership true rootInfo true",
+                          "stop"], pause_after=1, pause=0.4)
+    assert out.startswith("=\n\n=\n") and out.endswith("\n\n=\n\n")  # stop ends the stream, then answers
+    infos, root, owner = parse_kata(analysis_lines(out)[-1])
+    assert infos and [int(i["order"]) for i in infos] == list(range(len(infos)))
+    for info in infos:
+        assert "." in info["winrate"] and 0 <= float(info["winrate"]) <= 1
+        # white's move: black then leads by 1 - 1 + 0.5 stones, -0.5 from white's view
+        assert info["scoreLead"] == info["scoreMean"] == "-0.5" and info["scoreStdev"] == "12.0"
+        assert -1.1 < float(info["utility"]) < 1.1 and float(info["lcb"]) <= float(info["winrate"])
+        assert info["pv"][0] == info["move"] and all(parse_vertex(m, 9) < 82 for m in info["pv"])
+        after = [float(v) for v in info["movesOwnership"]]
+        assert len(after) == 81 and after[0] == -1.0 and after[parse_vertex(info["move"], 9)] == 1.0
+    assert len(owner) == 81 and all(-1 <= v <= 1 for v in owner)
+    assert owner[0] == -1.0 and not any(owner[1:])  # row by row from A9: black's A9, white's view
+    assert int(root["visits"]) > 0 and root["scoreLead"] == "-0.5" and root["currentPlayer"] == "W"
+
+
+def test_fields_a_net_does_not_have_are_left_out(predictor):
+    eng = engine(predictor, estimates=predictor.estimates)  # maddison_cnn: a policy and nothing else
+    out = run_lines(eng, ["kata-analyze 5 ownership true movesOwnership true rootInfo true", "name"],
+                    pause_after=0, pause=0.3)
+    line = analysis_lines(out)[-1]
+    infos, root, owner = parse_kata(line)
+    assert infos and root is not None and owner is None
+    assert not {"scoreLead", "scoreMean", "utility", "movesOwnership"} & {k for i in [*infos, root] for k in i}
+    assert 0 <= float(root["winrate"]) <= 1 and root["currentPlayer"] == "B"
+
+
+def test_avoided_moves_never_appear_and_allow_keeps_only_its_moves(predictor):
+    eng = engine(predictor)
+    avoided = {"E5", "D5", "E4", "C3", "G7"}
+    out = run_lines(eng, [f"kata-analyze b 5 avoid b {','.join(avoided).lower()} 1 avoid w A1 1 minmoves 80",
+                          "name"], pause_after=0, pause=0.4)
+    shown = {info["move"] for line in analysis_lines(out) for info in parse_kata(line)[0]}
+    assert len(shown) > 50 and not shown & avoided and "A1" in shown  # white's rule is not black's
+    assert eng.player.root_key is None  # the restricted tree is not the game's: the next move starts afresh
+    out = run_lines(eng, ["lz-analyze b 5 allow b E5,D4 1", "name"], pause_after=0, pause=0.3)
+    assert {info["move"] for line in analysis_lines(out) for info in parse_kata(line)[0]} == {"E5", "D4"}
+    assert eng.respond("genmove b").startswith("= ")
+
+
+def test_analysis_searches_on_past_the_playouts_until_the_next_command(predictor):
+    """search.playouts=8 and a tree of 64 nodes: the analysis prunes the tree and goes on."""
+    eng = engine(predictor, playouts=8, max_nodes=64)
+    out = run_lines(eng, ["kata-analyze b 5 rootInfo true", "name"], pause_after=0, pause=2.0)
+    lines = analysis_lines(out)
+    visits = [int(parse_kata(line)[1]["visits"]) for line in lines]
+    assert visits == sorted(visits) and visits[-1] > 10 * 64
+    infos = parse_kata(lines[-1])[0]
+    assert len(infos) <= 20  # the default cuts: not every move the search touched
+    assert all(int(i["visits"]) >= 0.01 * int(infos[0]["visits"]) for i in infos)
+
+
+def test_minmoves_and_maxmoves_override_the_default_cuts(predictor):
+    eng = engine(predictor)
+    out = run_lines(eng, ["kata-analyze b 5 minmoves 30", "kata-analyze b 5 maxmoves 3", "name"],
+                    pause_after=0, pause=0.3)
+    first, second = out.split("\n\n")[:2]
+    assert {len(parse_kata(line)[0]) for line in analysis_lines(first)} == {30}
+    assert max(len(parse_kata(line)[0]) for line in analysis_lines(second)) <= 3
+
+
+def test_genmove_analyze_plays_for_the_side_to_move_without_a_colour(predictor):
+    eng = engine(predictor)
+    out = run_lines(eng, ["kata-genmove_analyze 5", "lz-genmove_analyze interval 5"])
+    plays = [line.split()[1] for line in out.splitlines() if line.startswith("play ")]
+    assert len(plays) == 2
+    assert eng.state.board[parse_vertex(plays[0], 9)] == 1 and eng.state.board[parse_vertex(plays[1], 9)] == -1
+
+
+@pytest.mark.parametrize("aux_heads", [False, True])
+def test_a_real_alphazero_checkpoint_reports_what_its_heads_give(tmp_path, tiny_alphazero_go_checkpoint, aux_heads,
+                                                                  one_thread):
+    from stonelab.models.alphazero_go import go_model_from_checkpoint
+
+    model = go_model_from_checkpoint(str(tiny_alphazero_go_checkpoint(tmp_path / "az.ckpt", aux_heads=aux_heads)))
+    eng = search_gtp_engine(model, {"playouts": 16, "leaves_per_game": 4})
+    out = run_lines(eng, ["kata-analyze b 5 ownership true rootInfo true", "name"], pause_after=0, pause=0.3)
+    infos, root, owner = parse_kata(analysis_lines(out)[-1])
+    assert infos and int(root["visits"]) > 0
+    assert (owner is not None) == aux_heads and (owner is None or len(owner) == 81)
+    has_score = getattr(model, "estimates", None) is not None and aux_heads
+    assert ("scoreLead" in infos[0]) == has_score

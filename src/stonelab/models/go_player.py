@@ -43,10 +43,12 @@ class MoveInfo:
 
 
 def lower_confidence_bound(winrate: float, visits: int, z: float = 1.96) -> float:
-    """A normal-approximation lower bound of a win rate over ``visits`` playouts (0 if none)."""
+    """A normal-approximation lower bound of a win rate over ``visits`` playouts (0 if none).
+    Not clamped at 0: few visits give a negative bound, as KataGo reports it, so GUIs that
+    rank by LCB still tell two uncertain moves apart."""
     if visits <= 0:
         return 0.0
-    return max(0.0, winrate - z * math.sqrt(max(winrate * (1.0 - winrate), 1e-4) / visits))
+    return winrate - z * math.sqrt(max(winrate * (1.0 - winrate), 1e-4) / visits)
 
 
 class GoSearchPlayer:
@@ -123,6 +125,53 @@ class GoSearchPlayer:
     @property
     def root_visit_total(self) -> int:
         return int(self.root_visits().sum())
+
+    def root_winrate(self) -> float | None:
+        """The search's win rate of the root for the side to move (None before any visit)."""
+        tree, root = self.mcts.tree, int(self.mcts.tree.root[0])
+        start, count = int(tree.first_edge[0, root]), int(tree.num_children[0, root])
+        visits = tree.visits[0, start:start + max(count, 0)].sum()
+        if visits <= 0:
+            return None
+        return 0.5 * (1.0 + float(tree.value_sum[0, start:start + count].sum()) / float(visits))
+
+    # -- a tree that outgrows its nodes: analysis searches on for as long as it is asked to
+    def prune(self, keep: float = 0.5) -> None:
+        """Free nodes so that a search can go on: the subtrees under the least visited edges
+        are dropped until at most ``keep`` of the nodes are in use. The edges themselves keep
+        their visits and values (the root's statistics are untouched); a later visit
+        rebuilds a dropped node from one evaluation."""
+        tree, target = self.mcts.tree, int(keep * self.mcts.max_nodes)
+        threshold = 2
+        T.compact(tree, 0)
+        while int(tree.num_nodes[0]) > target:
+            used = int(tree.num_edges[0])
+            light = tree.visits[0, :used] < threshold
+            tree.child[0, :used][light] = -1
+            T.compact(tree, 0)  # keeps only what the root still reaches
+            threshold *= 2
+
+    def restrict_root(self, allowed: np.ndarray) -> None:
+        """Only the root moves with ``allowed[move]`` stay searchable (``avoid`` / ``allow`` of
+        the analysis commands): the others move behind the root's last child edge. The tree
+        is then no longer the game's: `forget` it before the next move."""
+        self._ensure_expanded()
+        tree, root = self.mcts.tree, int(self.mcts.tree.root[0])
+        start, count = int(tree.first_edge[0, root]), int(tree.num_children[0, root])
+        if count <= 0:
+            return
+        edges = np.arange(start, start + count)
+        keep = allowed[tree.move[0, edges]]
+        if keep.all() or not keep.any():  # nothing to hide, or nothing left: search them all
+            return
+        order = np.concatenate([edges[keep], edges[~keep]])
+        for field in (tree.move, tree.visits, tree.child, tree.vloss, tree.prior, tree.value_sum):
+            field[0, edges] = field[0, order]
+        tree.num_children[0, root] = int(keep.sum())
+
+    def forget(self) -> None:
+        """Drop the tree: the next `sync` starts afresh."""
+        self.root_key = None
 
     def best_move(self) -> int:
         """The most visited root move (ties: the higher prior); the best prior before any visit."""

@@ -25,6 +25,8 @@ time_left.
   end opens it, and /dev/zero never ends.
 - ``printsgf [FILE]`` writes the game so far (size, komi, handicap stones, moves) as
   SGF to FILE, or answers with it.
+- ``final_score``: area scoring once the stones that ``final_status_list dead`` reports
+  are off the board (`estimated_score`), not a plain Tromp-Taylor count of every stone.
 - ``final_status_list alive|dead|seki``: dead stones are those random playouts from
   the current position capture in most games (`stonelab.games.go.ownership.dead_stones`,
   an approximation that needs no search); alive is every other stone; seki is always
@@ -53,8 +55,8 @@ from typing import BinaryIO, TextIO
 import numpy as np
 
 from stonelab.data.sgf import game_sgf, read_games
-from stonelab.games.go.ownership import dead_stones
-from stonelab.games.go.rules import BLACK, WHITE, GoRules, GoState, IllegalMove, area_score
+from stonelab.games.go.ownership import OWNERSHIP_PLAYOUTS, dead_stones
+from stonelab.games.go.rules import BLACK, EMPTY, WHITE, GoRules, GoState, IllegalMove, tromp_taylor_owner
 from stonelab.protocols.streams import (
     CONTROL,
     MAX_DIGITS,
@@ -139,9 +141,33 @@ def position_for(state: GoState, colour: int) -> GoState:
     return now.resume_play() if now.is_over else now
 
 
+ANALYSIS_DIALECT = "1.15.0"  # the KataGo GTP analysis (kata-analyze, rootInfo, movesOwnership) this engine speaks
+
+
+def gtp_version(version: str) -> str:
+    """The ``version`` answer: KataGo's version format with the package's version after a
+    ``+``. Lizzie reads the number between the first two dots as Leela Zero's minor version
+    and wants 15 or more (and fails on a non-number there), so ``1.15.0+stonelab.0.3.1``
+    passes where ``0.3.1`` would warn and ``0+unknown`` would break its reader."""
+    return f"{ANALYSIS_DIALECT}+stonelab.{version}" if version else ANALYSIS_DIALECT
+
+
 def score_name(score: float) -> str:
     """A score (black - white - komi) as GTP's final_score and SGF's RE write it: B+3.5, W+0.5, 0."""
     return "0" if score == 0 else f"{'B' if score > 0 else 'W'}+{abs(score):g}"
+
+
+def estimated_score(state: GoState, komi: float, *, playouts: int = OWNERSHIP_PLAYOUTS, seed: int = 0) -> float:
+    """Black - white - komi once the dead stones are off: area scoring (Tromp-Taylor) of
+    ``state`` after removing the stones that ``final_status_list dead`` reports
+    (`dead_stones`: random playouts capture them in most games; same playouts and seed).
+    An empty region that then reaches both colours is dame and counts for nobody, as GNU
+    Go counts it (the playouts' own owner of such points leaned to the side to move)."""
+    board = state.board.copy()
+    board[dead_stones(state, playouts=playouts, seed=seed)] = EMPTY
+    owner = np.zeros(board.shape[0], dtype=np.int8)
+    tromp_taylor_owner(board, state.arrays.neighbours, owner)
+    return float(owner.sum()) - komi
 
 
 class NotRegularFile(OSError):
@@ -198,7 +224,7 @@ class GTPEngine:
         self.commands: dict[str, Callable[[list[str]], str]] = {
             "protocol_version": lambda args: "2",
             "name": lambda args: self.engine_name,
-            "version": lambda args: self.engine_version,
+            "version": lambda args: gtp_version(self.engine_version),
             "known_command": lambda args: "true" if args and args[0] in self.commands else "false",
             "list_commands": lambda args: "\n".join(self.commands),
             "quit": self.quit,
@@ -411,7 +437,7 @@ class GTPEngine:
         return "\n".join(lines)
 
     def final_score(self) -> str:
-        return score_name(float(area_score(self.state.arrays, self.komi)))  # Tromp-Taylor: black - white - komi
+        return score_name(estimated_score(self.state, self.komi))
 
     def board_text(self) -> str:
         n, board = self.board_size, self.state.board

@@ -16,15 +16,20 @@
 - No engine passes while an open point is left: the search leaves the pass out of its
   candidates until then (`stonelab.games.go.ownership.may_pass`), and without search the
   net's move never is a pass while another move is legal.
-- ``lz-analyze`` / ``kata-analyze`` ``[colour] [interval] [key value ...]`` (``interval``
-  in centiseconds; keys ``interval``, ``maxmoves``, ``minmoves``, ``ownership``): ``=``
-  and then one ``info move ... visits ... winrate ... prior ... lcb ... order ... pv ...``
-  line per interval, in Leela Zero's format (win rates x 10000) or KataGo's (floats),
-  until the next command or a blank line arrives, which ends the response with an empty
-  line. kata-analyze adds ``ownership`` (row-major from the top-left, the side to move's
-  view) from a belief_vit's ownership map when asked and available.
-- ``lz-genmove_analyze`` / ``kata-genmove_analyze``: genmove that streams the same lines
-  while it thinks and ends with ``play <vertex>``.
+- ``lz-analyze`` / ``kata-analyze`` ``[colour] [interval] [key value ...]`` (KataGo's GTP
+  extensions; ``interval`` in centiseconds; keys ``interval``, ``maxmoves``, ``minmoves``,
+  ``ownership``, ``movesOwnership``, ``rootInfo``, ``avoid`` / ``allow COLOUR V,V.. DEPTH``):
+  ``=`` and then one line of ``info move ...`` entries per interval, in Leela Zero's format
+  (x 10000 integers) or KataGo's (floats, with ``scoreLead`` / ``scoreMean`` /
+  ``scoreStdev`` / ``utility`` where the net has a score head, then ``rootInfo`` and
+  ``ownership`` when asked), until the next command (``stop`` is one) or a blank line
+  arrives, which ends the response with an empty line. The search goes on past
+  ``search.playouts`` for as long as that takes (a full tree is pruned,
+  `GoSearchPlayer.prune`); a line lists at most 20 moves, each with at least 1% of the
+  best one's visits (`shown_moves`).
+- ``lz-genmove_analyze`` / ``kata-genmove_analyze`` ``[colour] ...``: genmove (the side to
+  move when no colour is given) that streams the same lines while it thinks and ends with
+  ``play <vertex>``.
 
 A model run without search (``search.playouts=0``) answers the analysis commands with its
 priors (visits 0), so GUIs still draw its heatmap.
@@ -40,6 +45,7 @@ command waits for: a warm start searches from its first move.
 from __future__ import annotations
 
 import copy
+import math
 import queue
 import sys
 import threading
@@ -53,22 +59,27 @@ import numpy as np
 from stonelab.errors import ConfigError
 from stonelab.games.go.ownership import open_points
 from stonelab.games.go.rules import GoState
+from stonelab.models.go_player import GoSearchPlayer, MoveInfo
+from stonelab.models.inference import BoardEstimate
 from stonelab.protocols.gtp import (
     GTPEngine,
     GTPError,
     move_name,
     number_argument,
     parse_colour,
+    parse_vertex,
     position_for,
 )
 from stonelab.protocols.gtp_clock import GTPClock, expected_moves_left
-from stonelab.protocols.streams import MAX_LINE, input_lines, is_ascii_number, protocol_streams
+from stonelab.protocols.streams import MAX_LINE, input_lines, is_ascii_number, protocol_streams, shown
 from stonelab.protocols.warmup import Background, CompileNotice
+from stonelab.search.game import ONGOING
 from stonelab.search.mcts import MCTSConfig
 
 ANALYZE_COMMANDS = ("lz-analyze", "kata-analyze")
 GENMOVE_ANALYZE_COMMANDS = ("lz-genmove_analyze", "kata-genmove_analyze")
 SEARCH_STEP = 16  # playouts between looks at the clock and the input while analysing
+NO_ESTIMATE = BoardEstimate(None, None, None, None)  # a net without value, score or ownership heads
 TOO_LONG = object()  # what the reader queues for a line over MAX_LINE characters
 
 
@@ -87,28 +98,52 @@ class ResignRule:
             raise ValueError(f"resign_moves={self.moves!r} must be >= 1")
 
 
+@dataclass(frozen=True)
+class MoveRule:
+    """An ``avoid`` or ``allow`` clause: ``colour`` may not play (avoid) or may play only
+    (allow) ``points`` for the first ``until_depth`` plies of the search."""
+
+    allow: bool
+    colour: int
+    points: frozenset[int]
+    until_depth: int
+
+
 @dataclass
 class AnalyzeRequest:
     """The arguments of an analysis command."""
 
     colour: int | None
     interval: float  # seconds between info lines
-    max_moves: int | None = None
+    max_moves: int | None = None  # None: the default cuts of `shown_moves`
     min_moves: int = 0
     ownership: bool = False
+    moves_ownership: bool = False
+    root_info: bool = False
+    rules: tuple[MoveRule, ...] = ()
 
 
-def parse_analyze_args(args: list[str]) -> AnalyzeRequest:
-    """``[colour] [interval] [key value ...]`` as Leela Zero and KataGo take them."""
+BOOLEAN_KEYS = {"ownership": "ownership", "movesownership": "moves_ownership", "rootinfo": "root_info"}
+# KataGo keys GUIs send whose output this engine does not have: taken, and nothing is added
+IGNORED_BOOLEAN_KEYS = ("ownershipstdev", "movesownershipstdev", "pvvisits", "pvedgevisits")
+
+
+def parse_analyze_args(args: list[str], n: int = 19) -> AnalyzeRequest:
+    """``[colour] [interval] [key value ...]`` as Leela Zero and KataGo take them
+    (``avoid`` / ``allow`` take three values: colour, vertices joined by commas, depth)."""
     words = list(args)
     colour = None
-    if words and words[0].lower() in ("b", "w", "black", "white"):
+    if words and words[0].lower() in COLOUR_WORDS:
         colour = parse_colour(words.pop(0))
     request = AnalyzeRequest(colour=colour, interval=1.0)
     if words and is_ascii_number(words[0]):  # digits capped: int / 100 of 309+ digits overflows a float
         request.interval = number_argument(words.pop(0), "interval") / 100
+    rules = []
     while words:
         key = words.pop(0).lower()
+        if key in ("avoid", "allow"):
+            rules.append(_move_rule(key, words, n))
+            continue
         if not words:
             raise GTPError(f"analyze: {key!r} needs a value")
         value = words.pop(0)
@@ -118,32 +153,74 @@ def parse_analyze_args(args: list[str]) -> AnalyzeRequest:
             request.max_moves = number_argument(value, key)
         elif key == "minmoves":
             request.min_moves = number_argument(value, key)
-        elif key == "ownership":
-            request.ownership = value.lower() == "true"
-        elif key in ("allow", "avoid"):
-            raise GTPError(f"analyze: {key} is not supported")
+        elif key in BOOLEAN_KEYS:
+            setattr(request, BOOLEAN_KEYS[key], _boolean(key, value))
+        elif key in IGNORED_BOOLEAN_KEYS:
+            _boolean(key, value)
         else:
-            raise GTPError(f"analyze: unknown key {key!r}")
+            raise GTPError(f"analyze: unknown key {shown(key)}")
+    request.rules = tuple(rules)
     request.interval = max(request.interval, 0.05)
     return request
+
+
+COLOUR_WORDS = ("b", "w", "black", "white")
+
+
+def _boolean(key: str, value: str) -> bool:
+    if value.lower() not in ("true", "false"):
+        raise GTPError(f"analyze: {key} takes true or false, got {shown(value)}")
+    return value.lower() == "true"
+
+
+def _move_rule(key: str, words: list[str], n: int) -> MoveRule:
+    """``avoid|allow COLOUR V1,V2,... UNTILDEPTH`` (the key already taken from ``words``)."""
+    if len(words) < 3:
+        raise GTPError(f"analyze: {key} needs a color, vertices joined by commas and a depth")
+    colour, vertices, depth = parse_colour(words.pop(0)), words.pop(0), words.pop(0)
+    points = frozenset(parse_vertex(v, n) for v in vertices.split(",") if v)
+    if not points:
+        raise GTPError(f"analyze: {key} needs at least one vertex")
+    return MoveRule(key == "allow", colour, points, number_argument(depth, f"{key} depth"))
+
+
+def root_allowed(rules: tuple[MoveRule, ...], colour: int, num_actions: int) -> np.ndarray | None:
+    """bool [A]: the moves ``colour`` may play at the root under ``rules`` (None: all).
+    Only the root is restricted: rules for deeper plies do not reach the tree below it."""
+    active = [rule for rule in rules if rule.colour == colour and rule.until_depth >= 1]
+    if not active:
+        return None
+    allowed = np.ones(num_actions, dtype=bool)
+    for rule in active:
+        points = np.fromiter(rule.points, dtype=np.int64)
+        if rule.allow:
+            only = np.zeros(num_actions, dtype=bool)
+            only[points] = True
+            allowed &= only
+        else:
+            allowed[points] = False
+    return allowed
 
 
 class SearchGTPEngine(GTPEngine):
     """`GTPEngine` whose moves and analysis come from a `GoSearchPlayer` (or priors only)."""
 
     def __init__(self, board_size: int, choose, player, *, priors, playouts: int, seconds: float | None = None,
-                 resign: ResignRule | None = None, ownership=None, **kwargs):
+                 resign: ResignRule | None = None, estimates=None, **kwargs):
         """``choose``: the search-free move choice of `GTPEngine`; ``player``: a
         `GoSearchPlayer`, or None to play by ``choose`` and analyse by ``priors`` alone.
-        ``priors(state) -> [A]`` move probabilities (pass last); ``ownership(state) ->
-        [n*n] or None`` for kata-analyze."""
+        ``priors(state) -> [A]`` move probabilities (pass last); ``estimates(states) ->
+        [BoardEstimate]`` (`MovePredictor.estimates`) the net's win rate, score and
+        ownership for kata-analyze (None: no such heads)."""
         super().__init__(board_size, choose, **kwargs)
         self.player = player
         self.priors = priors
         self.playouts = playouts
         self.seconds = seconds
         self.resign = resign or ResignRule()
-        self.ownership = ownership
+        self.estimates = estimates or (lambda states: [NO_ESTIMATE] * len(states))
+        self.estimate_cache: dict = {}  # the net's estimates around the analysed position
+        self.root_rule: np.ndarray | None = None  # the root moves a genmove_analyze may search
         self.clock = GTPClock()
         self.low_winrate_moves = 0
         self.inbox: queue.Queue[str | None] = queue.Queue()
@@ -155,6 +232,7 @@ class SearchGTPEngine(GTPEngine):
             "time_settings": self.time_settings,
             "kgs-time_settings": self.kgs_time_settings,
             "time_left": self.time_left,
+            "stop": lambda args: "",  # an analysis ends when any line arrives: this one only answers
             **{name: self._streamed(name) for name in (*ANALYZE_COMMANDS, *GENMOVE_ANALYZE_COMMANDS)},
         })
         self.pending_player: Background | None = None  # the search, still warming up
@@ -207,6 +285,8 @@ class SearchGTPEngine(GTPEngine):
         """Search the position with ``colour`` to move within the playouts and the clock."""
         state = self._position_for(colour)
         self.player.sync(state)
+        if self.root_rule is not None:
+            self.player.restrict_root(self.root_rule)
         budget = self.clock.move_budget(colour, expected_moves_left(self.board_size ** 2, state.move_number))
         if self.seconds is not None:
             budget = self.seconds if budget is None else min(budget, self.seconds)
@@ -300,52 +380,76 @@ class SearchGTPEngine(GTPEngine):
     # -- analysis
     def _streamed(self, name: str):
         def handler(args: list[str]) -> str:
-            parse_analyze_args(args[:])  # bad arguments fail now, before the "=" line
-            if name in GENMOVE_ANALYZE_COMMANDS and not any(a.lower() in ("b", "w", "black", "white")
-                                                             for a in args[:1]):
-                raise GTPError(f"{name} needs a color")
+            parse_analyze_args(args, self.board_size)  # bad arguments fail now, before the "=" line
             self.stream = (name, args)
             return ""
         return handler
 
     def info_lines(self, request: AnalyzeRequest, kata: bool, colour: int) -> str:
-        """One line of ``info`` entries for the current analysis (and ownership if asked)."""
-        infos = shown_moves(self._infos(colour), request)
-        parts = []
-        for order, info in enumerate(infos):
-            pv = " ".join(move_name(m, self.board_size) for m in info.pv)
-            if kata:
-                parts.append(f"info move {move_name(info.move, self.board_size)} visits {info.visits} "
-                             f"winrate {info.winrate:.6f} prior {info.prior:.6f} lcb {info.lcb:.6f} "
-                             f"order {order} pv {pv}")
-            else:
-                parts.append(f"info move {move_name(info.move, self.board_size)} visits {info.visits} "
-                             f"winrate {round(info.winrate * 10000)} prior {round(info.prior * 10000)} "
-                             f"lcb {round(info.lcb * 10000)} order {order} pv {pv}")
-        line = " ".join(parts)
-        if kata and request.ownership:
-            owner = self.ownership(self._position_for(colour)) if self.ownership else None
-            if owner is not None:
-                line += " ownership " + " ".join(f"{v:.4f}" for v in owner)
-        return line
+        """One line of ``info`` entries for the current analysis, then (kata-analyze, when
+        asked) ``rootInfo`` and ``ownership``."""
+        state = self._position_for(colour)
+        allowed = root_allowed(request.rules, colour, self.board_size ** 2 + 1)
+        infos = self._infos(colour)
+        kept = [info for info in infos if allowed is None or allowed[info.move]]
+        infos = shown_moves(kept or infos, request)  # a rule that leaves no move restricts nothing
+        if not kata:
+            return " ".join(lz_info(info, order, self.board_size) for order, info in enumerate(infos))
+        root, children = self._estimates(state, [info.move for info in infos], request)
+        parts = [kata_info(info, order, self.board_size, children.get(info.move), request.moves_ownership)
+                 for order, info in enumerate(infos)]
+        if request.root_info:
+            parts.append(self._root_info(colour, root))
+        if request.ownership and root.ownership is not None:
+            parts.append("ownership " + numbers(root.ownership))
+        return " ".join(parts)
+
+    def _root_info(self, colour: int, root: BoardEstimate) -> str:
+        """KataGo's ``rootInfo``: the search's visits and win rate of the position, the
+        net's score of it."""
+        visits = self.player.root_visit_total if self.player is not None else 0
+        winrate = self.player.root_winrate() if self.player is not None else None
+        if winrate is None:
+            winrate = root.winrate if root.winrate is not None else 0.5
+        fields = {"visits": visits, **value_fields(winrate, root, self.board_size)}
+        fields["currentPlayer"] = "B" if colour == 1 else "W"
+        return "rootInfo " + " ".join(f"{key} {value}" for key, value in fields.items())
+
+    def _estimates(self, state: GoState, moves: list[int], request: AnalyzeRequest):
+        """The net's `BoardEstimate` of ``state`` and, where the line reports a score or
+        per-move ownership, of the position after each of ``moves`` (turned to the view of
+        the side to move in ``state``). Cached per position: each is one evaluation."""
+        key = GoSearchPlayer.key(state.arrays)
+        if self.estimate_cache.get("position") != key:
+            self.estimate_cache = {"position": key, None: self.estimates([state])[0]}
+        root = self.estimate_cache[None]
+        if root.score_lead is None and not (request.moves_ownership and root.ownership is not None):
+            return root, {}
+        missing = [m for m in moves if m not in self.estimate_cache]
+        if missing:
+            after = [state.copy() for _ in missing]
+            for child, move in zip(after, missing, strict=True):
+                child.play(move)
+            for move, estimate in zip(missing, self.estimates(after), strict=True):
+                self.estimate_cache[move] = mover_view(estimate)
+        return root, {m: self.estimate_cache[m] for m in moves}
 
     def _infos(self, colour: int):
-        from stonelab.models.go_player import MoveInfo
-
         if self.player is not None:
             return self.player.analysis()
         state = self._position_for(colour)
         probs = self._legal_priors(state)
         order = [int(m) for m in np.argsort(-probs, kind="stable") if probs[m] > 0]
-        return [MoveInfo(m, 0, 0.5, float(probs[m]), 0.0, (m,)) for m in order[:20]]
+        return [MoveInfo(m, 0, 0.5, float(probs[m]), 0.0, (m,)) for m in order]
 
     def answer_stream(self, ident: str) -> None:
         """Answer the analysis command in ``self.stream`` (its ``=`` line already decided)."""
         name, args = self.stream
         self.stream = None
-        request = parse_analyze_args(args)
+        request = parse_analyze_args(args, self.board_size)
         kata = name.startswith("kata")
         colour = request.colour if request.colour is not None else self.state.to_play
+        allowed = root_allowed(request.rules, colour, self.board_size ** 2 + 1)
         self._write(f"={ident}\n")
         last = [0.0]
 
@@ -356,30 +460,47 @@ class SearchGTPEngine(GTPEngine):
                 if line:
                     self._write(line + "\n")
 
-        if name in GENMOVE_ANALYZE_COMMANDS:
-            move = self.choose_move(colour, on_progress=report)
-            report(force=True)
-            if move is None:
-                self._write("play resign\n\n")
+        try:
+            if name in GENMOVE_ANALYZE_COMMANDS:
+                self._write(f"play {self._genmove_analyze(colour, report, allowed)}\n\n")
                 return
-            self._move(colour, move)
-            if self.player is not None:
-                self.player.sync(self.state)
-            self._write(f"play {move_name(move, self.board_size)}\n\n")
-            return
-        self._analyse_until_input(colour, report, request)
-        self._write("\n")
+            self._analyse_until_input(colour, report, allowed)
+            self._write("\n")
+        finally:
+            if allowed is not None and self.player is not None:
+                self.player.forget()  # its root lacks the avoided moves: not the game's tree
 
-    def _analyse_until_input(self, colour: int, report, request: AnalyzeRequest) -> None:
-        """Search and report until a line arrives (it is kept for the main loop)."""
+    def _genmove_analyze(self, colour: int, report, allowed: np.ndarray | None) -> str:
+        """The move of a genmove_analyze (streaming ``report`` while it thinks), played."""
+        self.root_rule = allowed
+        try:
+            move = self.choose_move(colour, on_progress=report)
+        finally:
+            self.root_rule = None
+        report(force=True)
+        if move is None:
+            return "resign"
+        self._move(colour, move)
+        if self.player is not None:
+            self.player.sync(self.state)
+        return move_name(move, self.board_size)
+
+    def _analyse_until_input(self, colour: int, report, allowed: np.ndarray | None) -> None:
+        """Search and report until a line arrives (it is kept for the main loop), for as
+        long as it takes: a full tree is pruned (`GoSearchPlayer.prune`) and the search
+        goes on."""
         if self.player is not None:
             self.player.sync(self._position_for(colour))
+            if allowed is not None:
+                self.player.restrict_root(allowed)
         report(force=True)
         while self.inbox.empty():
-            if self.player is not None and not self.player.tree_full:
-                self.player.search(playouts=SEARCH_STEP, deadline=time.monotonic() + request.interval)
+            if self.player is None or self.player.mcts.outcomes[0] != ONGOING:  # nothing to search
+                time.sleep(0.05)
             else:
-                time.sleep(min(request.interval, 0.05))
+                if self.player.tree_full:
+                    self.player.prune()
+                self.player.search(playouts=SEARCH_STEP, deadline=time.monotonic() + 0.05)
             report()
 
     # -- the protocol loop: a reader thread, so analysis notices the next command
@@ -414,14 +535,91 @@ class SearchGTPEngine(GTPEngine):
                 return
 
 
+DEFAULT_MAX_MOVES = 20   # moves per line unless maxmoves says otherwise (a GUI draws a handful)
+MIN_VISIT_SHARE = 0.01   # a visited move with fewer visits than this share of the best one's is left out
+
+
 def shown_moves(infos: list, request: AnalyzeRequest, unvisited: int = 10) -> list:
-    """The moves an analysis line reports: the visited ones (best first), padded with the
-    best unvisited priors up to ``minmoves``, or up to ``unvisited`` when nothing has a
-    visit yet (a search-free model), and cut at ``maxmoves``."""
+    """The moves an analysis line reports, best first: the visited ones with at least
+    ``MIN_VISIT_SHARE`` of the best move's visits, padded (with the next visited, then the
+    best unvisited priors) up to ``minmoves``, or up to ``unvisited`` when nothing has a
+    visit yet (a search-free model); cut at ``maxmoves`` (default ``DEFAULT_MAX_MOVES``,
+    or ``minmoves`` if larger). Without the cuts a long search lists every legal move."""
     visited = [info for info in infos if info.visits > 0]
+    floor = max(1.0, MIN_VISIT_SHARE * visited[0].visits) if visited else 1.0
+    strong = [info for info in visited if info.visits >= floor]
     wanted = max(request.min_moves, 0 if visited else unvisited)
-    shown = visited + [info for info in infos if info.visits == 0][:max(wanted - len(visited), 0)]
-    return shown if request.max_moves is None else shown[:request.max_moves]
+    shown = strong + infos[len(strong):][:max(wanted - len(strong), 0)]
+    limit = request.max_moves if request.max_moves is not None else max(DEFAULT_MAX_MOVES, request.min_moves)
+    return shown[:limit]
+
+
+def number(x: float) -> str:
+    """A float as KataGo writes one (six significant digits), always with a decimal point
+    and never in exponent form: Sabaki reads a kata-analyze win rate without a point as
+    Leela Zero's x 10000 integer."""
+    return np.format_float_positional(float(x), precision=6, unique=False, fractional=False, trim="0")
+
+
+def numbers(values) -> str:
+    return " ".join(number(v) for v in np.asarray(values, dtype=np.float64))
+
+
+SCORE_UTILITY = 0.1  # KataGo's default staticScoreUtilityFactor
+
+
+def utility(winrate: float, score_lead: float, n: int) -> float:
+    """KataGo's utility: the win/loss utility 2w - 1 plus a score utility of at most
+    ``SCORE_UTILITY``, (2/pi) atan(lead / 2n) of it (a lead of a board's width is worth
+    about 60% of it)."""
+    return 2.0 * winrate - 1.0 + SCORE_UTILITY * (2.0 / math.pi) * math.atan(score_lead / (2.0 * n))
+
+
+def value_fields(winrate: float, estimate: BoardEstimate | None, n: int) -> dict[str, str]:
+    """``utility`` (with a score), ``winrate`` and the score fields, in KataGo's order."""
+    score = None if estimate is None else estimate.score_lead
+    fields = {}
+    if score is not None:
+        fields["utility"] = number(utility(winrate, score, n))
+    fields["winrate"] = number(winrate)
+    if score is not None:
+        fields["scoreMean"] = number(score)
+        if estimate.score_stdev is not None:
+            fields["scoreStdev"] = number(estimate.score_stdev)
+        fields["scoreLead"] = number(score)
+    return fields
+
+
+def kata_info(info, order: int, n: int, after: BoardEstimate | None, moves_ownership: bool) -> str:
+    """One ``info move ...`` entry of kata-analyze. ``after``: the net's estimate of the
+    position after the move, from the mover's view (its score is the move's scoreLead)."""
+    winrate = info.winrate
+    if info.visits == 0 and after is not None and after.winrate is not None:
+        winrate = after.winrate  # no search behind the move: the net's judgement of it
+    fields = {"move": move_name(info.move, n), "visits": str(info.visits), **value_fields(winrate, after, n),
+              "prior": number(info.prior), "lcb": number(info.lcb), "order": str(order)}
+    text = "info " + " ".join(f"{key} {value}" for key, value in fields.items())
+    text += " pv " + " ".join(move_name(m, n) for m in info.pv)
+    if moves_ownership and after is not None and after.ownership is not None:
+        text += " movesOwnership " + numbers(after.ownership)
+    return text
+
+
+def lz_info(info, order: int, n: int) -> str:
+    """One ``info move ...`` entry of lz-analyze, as Leela Zero writes it (x 10000 integers)."""
+    pv = " ".join(move_name(m, n) for m in info.pv)
+    return (f"info move {move_name(info.move, n)} visits {info.visits} winrate {round(info.winrate * 10000)} "
+            f"prior {round(info.prior * 10000)} lcb {round(info.lcb * 10000)} order {order} pv {pv}")
+
+
+def mover_view(estimate: BoardEstimate) -> BoardEstimate:
+    """An estimate of the position after a move (the opponent to move) from the mover's view."""
+    return BoardEstimate(
+        winrate=None if estimate.winrate is None else 1.0 - estimate.winrate,
+        score_lead=None if estimate.score_lead is None else -estimate.score_lead,
+        score_stdev=estimate.score_stdev,
+        ownership=None if estimate.ownership is None else -np.asarray(estimate.ownership),
+    )
 
 
 def _numbers(args: list[str], count: int, usage: str) -> list[float]:
@@ -485,12 +683,15 @@ def search_gtp_engine(predictor, search, *, resign: ResignRule | None = None, na
         def choose(states, histories):  # without search: the net's move (a belief_vit's gate applies)
             return predictor.play_moves(states, histories=histories)
 
-        def ownership(state):  # a belief_vit's end-of-game owner map, the side to move's view
-            out = predictor.outputs([state])
-            return None if out.belief_map is None else out.belief_map[0].flatten().cpu().numpy()
+        def estimates(states):  # win rate, score and ownership, each where the net has the head
+            if hasattr(predictor, "estimates"):
+                return predictor.estimates(states)
+            belief = predictor.outputs(states).belief_map  # an alphazero net: its ownership head only
+            return [BoardEstimate(None, None, None, None if belief is None else belief[i].flatten().cpu().numpy())
+                    for i in range(len(states))]
 
         return SearchGTPEngine(predictor.rules.n, choose, player,
-                               priors=lambda state: predictor.probabilities([state])[0], ownership=ownership,
+                               priors=lambda state: predictor.probabilities([state])[0], estimates=estimates,
                                playouts=playouts, seconds=settings.get("seconds"), resign=resign, name=name,
                                version=version)
 
@@ -530,3 +731,4 @@ def warm_up(engine, predictor, settings: dict | None) -> None:
     scratch.time_settings(["600", "0", "0"])            # a clock: the search runs to a deadline
     scratch.play(["w", "pass"])
     scratch.genmove(["b"])
+    player.prune()                                      # what a long analysis does to a full tree
