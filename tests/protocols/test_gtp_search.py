@@ -434,3 +434,16 @@ def test_a_real_alphazero_checkpoint_reports_what_its_heads_give(tmp_path, tiny_
     assert (owner is not None) == aux_heads and (owner is None or len(owner) == 81)
     has_score = getattr(model, "estimates", None) is not None and aux_heads
     assert ("scoreLead" in infos[0]) == has_score
+
+
+def test_gtp_komi_reaches_the_nets_score_and_the_search(tmp_path, tiny_maddison_checkpoint, one_thread):
+    aux = MovePredictor.from_checkpoint(str(tiny_maddison_checkpoint(tmp_path / "aux.ckpt", aux_heads=True)))
+    eng = search_gtp_engine(aux, {"playouts": 16, "leaves_per_game": 4})
+    assert eng.respond("komi 0.5").startswith("=")
+    low = aux.estimates([eng.state])[0]
+    assert eng.respond("komi 20.5").startswith("=")
+    high = aux.estimates([eng.state])[0]
+    assert eng.state.rules.komi == 20.5 and eng.player.game.spec.komi == 20.5
+    assert high.score_lead == pytest.approx(low.score_lead - 20.0, abs=1e-3)  # black to move gives the komi
+    assert eng.respond("genmove b").startswith("= ")  # the search goes on with the new komi
+    assert eng.respond("clear_board").startswith("=") and eng.state.rules.komi == 20.5

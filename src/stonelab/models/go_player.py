@@ -173,6 +173,13 @@ class GoSearchPlayer:
         """Drop the tree: the next `sync` starts afresh."""
         self.root_key = None
 
+    def set_komi(self, komi: float) -> None:
+        """Search with ``komi`` from now on; the tree's values counted the old one: dropped."""
+        if float(komi) != float(self.game.rules.komi):
+            self.game.set_komi(komi)
+            self.rules = self.game.rules
+            self.forget()
+
     def best_move(self) -> int:
         """The most visited root move (ties: the higher prior); the best prior before any visit."""
         infos = self.analysis()

@@ -218,8 +218,8 @@ class GTPEngine:
         self.choose = choose
         self.engine_name = name
         self.engine_version = version
-        self.komi = komi
         self.positions: list[GoState] = []  # every position of the game so far, the current one last
+        self.komi = komi
         self.finished = False
         self.commands: dict[str, Callable[[list[str]], str]] = {
             "protocol_version": lambda args: "2",
@@ -252,8 +252,28 @@ class GTPEngine:
     def state(self) -> GoState:
         return self.positions[-1]
 
+    @property
+    def komi(self) -> float:
+        return self._komi
+
+    @komi.setter
+    def komi(self, komi: float) -> None:
+        """The game's komi, in its positions' rules too: the net's komi input and any
+        search count it (`komi_changed`)."""
+        self._komi = float(komi)
+        rules = self._rules()
+        for position in self.positions:
+            position.rules = rules
+        self.komi_changed()
+
+    def komi_changed(self) -> None:
+        """Called when the komi is set; an engine that searches hands it on."""
+
+    def _rules(self) -> GoRules:
+        return GoRules(self.board_size, komi=self._komi)
+
     def clear_board(self) -> str:
-        self.positions = [GoRules(self.board_size).new_state()]
+        self.positions = [self._rules().new_state()]
         return ""
 
     def quit(self, args: list[str]) -> str:
@@ -380,7 +400,7 @@ class GTPEngine:
     def _replayed(self, record, stop: int | None) -> list[GoState]:
         """The positions of ``record`` from its setup stones up to before move ``stop`` (1-based)."""
         try:
-            first = GoRules(self.board_size).new_state().setup(record.setup_black, record.setup_white)
+            first = GoRules(self.board_size, komi=record.komi).new_state().setup(record.setup_black, record.setup_white)
         except IllegalMove as exc:
             raise GTPError(f"cannot load file (illegal setup stones: {exc.reason})") from None
         first.to_play = record.first_player

@@ -214,6 +214,7 @@ class SearchGTPEngine(GTPEngine):
         ownership for kata-analyze (None: no such heads)."""
         super().__init__(board_size, choose, **kwargs)
         self.player = player
+        self.komi_changed()  # the search counts the engine's komi, not its checkpoint's
         self.priors = priors
         self.playouts = playouts
         self.seconds = seconds
@@ -241,6 +242,11 @@ class SearchGTPEngine(GTPEngine):
     def clear_board(self) -> str:
         self.low_winrate_moves = 0  # a new game: the resign count starts over
         return super().clear_board()
+
+    def komi_changed(self) -> None:
+        if getattr(self, "player", None) is not None:
+            self.player.set_komi(self.komi)
+        self.estimate_cache = {}
 
     # -- a search that compiles while the engine already plays
     def search_when_ready(self, pending: Background, compiling: Callable[[], bool]) -> None:
@@ -272,6 +278,7 @@ class SearchGTPEngine(GTPEngine):
         make_player = pending.result()
         if make_player is not None:
             self.player = make_player()
+            self.komi_changed()
 
     # -- moves
     def _legal_priors(self, state: GoState) -> np.ndarray:

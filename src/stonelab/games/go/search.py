@@ -34,6 +34,7 @@ ko holds), and passes when no other move is left.
 from __future__ import annotations
 
 from collections import namedtuple
+from dataclasses import replace
 
 import numpy as np
 from numba import njit
@@ -258,6 +259,12 @@ class GoSearch:
         self.max_moves = int(max_moves or 2 * rules.num_points)
         self.fill_own_eyes = bool(fill_own_eyes)
         self.spec = GoGame(rules.n, float(rules.komi), self.max_moves, self.fill_own_eyes)
+
+    def set_komi(self, komi: float) -> None:
+        """Count games with ``komi`` from now on (a GTP ``komi`` command): the playouts'
+        scores and the net's komi input both read it."""
+        self.rules = replace(self.rules, komi=float(komi))
+        self.spec = self.spec._replace(komi=float(komi))
 
     def new_positions(self, count: int) -> GoPosition:
         one = go.new_arrays(self.rules.n, self.max_moves + 2)
