@@ -102,7 +102,7 @@ def test_warm_start_copies_the_net_weights(tmp_path, tiny_maddison_checkpoint):
     module = _fresh_maddison()
     trained = checkpoints.load(str(source), game="go").net
     assert not torch.equal(module.net.state_dict()["kernels.0"], trained.state_dict()["kernels.0"])
-    assert checkpoints.warm_start(module, str(source)) == {"path": str(source), "global_step": 0}
+    assert checkpoints.warm_start(module, str(source)) == {"path": str(source), "global_step": 0, "fresh": []}
     assert all(torch.equal(v, trained.state_dict()[k]) for k, v in module.net.state_dict().items())
 
 

@@ -120,8 +120,8 @@ def _score(net, positions, loaded, device, memory: int):
     """Every position of ``positions`` through ``net``; returns (scores, value table or None,
     auxiliary table (ownership and score) or None, seconds)."""
     from stonelab.arena.progress import RateProgress
-    from stonelab.models.prediction_scores import PredictionScores
     from stonelab.models.auxiliary import AuxMetrics
+    from stonelab.models.prediction_scores import PredictionScores
     from stonelab.models.value import ValueMetrics
 
     scores = PredictionScores(loaded.game.num_points, gate=loaded.gate)
