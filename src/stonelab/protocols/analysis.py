@@ -255,7 +255,7 @@ def _turns(query: dict, count: int) -> list[int]:
         raise QueryError("analyzeTurns", "Must specify an array of integers indicating turns to analyze")
     for t in value:
         if not 0 <= t <= count:
-            raise QueryError("analyzeTurns", f"Invalid turn number: {shown(str(t), 20)}")
+            raise QueryError("analyzeTurns", f"Invalid turn number: {_plain(str(t), 20)}")
     return sorted(set(value))
 
 
@@ -269,7 +269,7 @@ def _priorities(query: dict, turns: list[int]) -> dict[int, int]:
             raise QueryError("priorities", "Must be an array of integers of the length of analyzeTurns")
         for p in value:
             if isinstance(p, bool) or not isinstance(p, int) or abs(p) > MAX_PRIORITY:
-                raise QueryError("priorities", f"Invalid priority: {shown(str(p), 20)}")
+                raise QueryError("priorities", f"Invalid priority: {_plain(str(p), 20)}")
         return dict(zip(query["analyzeTurns"], value, strict=True))
     priority = 0
     if "priority" in query:
@@ -607,6 +607,10 @@ class AnalysisEngine:
         if stdin is None:
             return
         threading.Thread(target=self._read, args=(stdin,), name="analysis-reader", daemon=True).start()
+        self.work()
+
+    def work(self) -> None:
+        """Analyse queued turns, highest priority first, until the input is closed and none is left."""
         while (turn := self._next()) is not None:
             try:
                 self.analyse(turn)
