@@ -142,8 +142,9 @@ def _integer(query: dict, key: str, low: int, high: int, message: str) -> int:
 
 def _number(query: dict, key: str, low: float, high: float, message: str) -> float:
     value = query[key]
-    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= float(value) <= high:
-        raise QueryError(key, message)  # NaN fails the comparison too; json reads 1e999 as inf
+    # compared before float(): float() of a 400-digit int raises; NaN fails the comparison, and json reads 1e999 as inf
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        raise QueryError(key, message)
     return float(value)
 
 
