@@ -178,7 +178,7 @@ def parse_location(text, n: int, key: str, allow_pass: bool = True) -> int:
 
 def _pairs(query: dict, key: str, n: int, allow_pass: bool) -> list[tuple[int, int]]:
     value = query.get(key, [])
-    usage = f"Must be an array of pairs of the form: [\"B\" or \"W\", GTP board vertex]"
+    usage = "Must be an array of pairs of the form: [\"B\" or \"W\", GTP board vertex]"
     if not isinstance(value, list):
         raise QueryError(key, usage)
     pairs = []
