@@ -92,8 +92,8 @@ ENGINES = {"gtp": gtp_engine, "gomocup": gomocup_engine, "analysis": analysis_en
 
 def run(cfg: DictConfig) -> None:
     if cfg.protocol not in PROTOCOLS:
-        raise ConfigError(f"protocol={cfg.protocol!r}: choose gtp (Go models), analysis (Go models, KataGo's "
-                          "JSON analysis protocol) or gomocup (alphazero Gomoku)")
+        raise ConfigError(f"protocol={cfg.protocol!r}: choose gtp (Go models) or gomocup (alphazero Gomoku), "
+                          "or analysis (Go models, KataGo's JSON analysis protocol)")
     if not cfg.get("ckpt_path"):
         raise ConfigError("ckpt_path=... is required: a Go checkpoint (protocol=gtp or analysis) "
                           "or an alphazero one (protocol=gomocup)")
