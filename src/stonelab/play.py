@@ -2,6 +2,7 @@
 
 ``protocol=gtp``: a Go model (maddison_cnn, belief_vit, alphazero on Go) over GTP.
 ``protocol=gomocup``: an AlphaZero Gomoku checkpoint as a Gomocup brain, with search.
+``protocol=analysis``: a Go model behind KataGo's JSON analysis engine protocol (KaTrain).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from stonelab.protocols.warmup import CompileNotice
 from stonelab.utils.device import resolve_device
 from stonelab.utils.threads import set_threads
 
-PROTOCOLS = ("gtp", "gomocup")
+PROTOCOLS = ("gtp", "gomocup", "analysis")
 # On stderr once numba first compiles (a fresh clone), so that nobody takes the engine for
 # hung. The times: scripts/first_move_latency.py --cold on 2 cores, idle to busy.
 COMPILING = {
@@ -25,6 +26,8 @@ COMPILING = {
            "python -m stonelab.compile does it ahead); until it is ready, moves come from the net alone",
     "gomocup": "stonelab: compiling the search for this machine (first start only, ~15-60 s; "
                "python -m stonelab.compile does it ahead) before START",
+    "analysis": "stonelab: compiling the search for this machine (first start only, ~20-90 s; "
+                "python -m stonelab.compile does it ahead); queries are read meanwhile and answered after",
 }
 
 
@@ -69,16 +72,35 @@ def gomocup_engine(cfg: DictConfig, notice: CompileNotice):
     return GomocupEngine(game, search_chooser(player), about=about)
 
 
+def analysis_engine(cfg: DictConfig, notice: CompileNotice):
+    """A Go checkpoint behind KataGo's analysis protocol (`stonelab.protocols.analysis`):
+    model loaded and search compiled before the first query is read (a query sent
+    meanwhile waits in the pipe, as KataGo's own wait while it loads its net)."""
+    from stonelab.models.alphazero_go import go_model_from_checkpoint
+    from stonelab.protocols import analysis
+
+    settings = cfg.get("analysis") or {}
+    predictor = go_model_from_checkpoint(cfg.ckpt_path, device=resolve_device(cfg.device), symmetries=cfg.symmetries)
+    engine = analysis.analysis_engine(predictor, dict(cfg.search), name=cfg.name, version=__version__,
+                                      **{key: settings[key] for key in settings})
+    notice.ready("the search is compiled")
+    return engine
+
+
+ENGINES = {"gtp": gtp_engine, "gomocup": gomocup_engine, "analysis": analysis_engine}
+
+
 def run(cfg: DictConfig) -> None:
     if cfg.protocol not in PROTOCOLS:
-        raise ConfigError(f"protocol={cfg.protocol!r}: choose gtp (Go models) or gomocup (alphazero Gomoku)")
+        raise ConfigError(f"protocol={cfg.protocol!r}: choose gtp (Go models) or gomocup (alphazero Gomoku), "
+                          "or analysis (Go models, KataGo's JSON analysis protocol)")
     if not cfg.get("ckpt_path"):
-        raise ConfigError("ckpt_path=... is required: a Go checkpoint (protocol=gtp) "
+        raise ConfigError("ckpt_path=... is required: a Go checkpoint (protocol=gtp or analysis) "
                           "or an alphazero one (protocol=gomocup)")
     check_protocol(str(cfg.ckpt_path), cfg.protocol)
     set_threads(cfg.torch_threads)
     with CompileNotice(COMPILING[cfg.protocol]) as notice:
-        engine = (gtp_engine if cfg.protocol == "gtp" else gomocup_engine)(cfg, notice)
+        engine = ENGINES[cfg.protocol](cfg, notice)
         engine.run()
     leave_if_warming(engine)
 

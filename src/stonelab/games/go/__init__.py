@@ -51,7 +51,7 @@ SPEC = registry.register(registry.GameSpec(
     search=_search,
     pure_mcts=_pure_mcts,
     symmetries=8,
-    protocols=("gtp",),
+    protocols=("gtp", "analysis"),
     tactics=_tactics,
     learned_by="model=maddison_cnn or model=belief_vit (expert games), model=alphazero (self-play)",
     bench_playouts=64, bench_games=8, bench_parallel=8,  # a Go move costs ~8x a Gomoku move
