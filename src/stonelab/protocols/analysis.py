@@ -56,6 +56,7 @@ import numpy as np
 
 from stonelab.games.go.rules import BLACK, WHITE, GoRules, GoState, IllegalMove
 from stonelab.protocols.gtp import GTPError, move_name, parse_vertex
+from stonelab.protocols.gtp_search import utility
 from stonelab.protocols.streams import MAX_LINE, input_lines, protocol_streams, shown
 
 PERSPECTIVES = ("BLACK", "WHITE", "SIDETOMOVE")
@@ -683,7 +684,7 @@ class AnalysisEngine:
         out = {"id": turn.id, "turnNumber": turn.turn, "isDuringSearch": during, "moveInfos": moves,
                "rootInfo": {"winrate": _rate(winrate, sign), "scoreLead": _f(sign * lead),
                             "scoreSelfplay": _f(sign * lead), "scoreStdev": _f(root.stdev),
-                            "utility": _f(2 * _rate(winrate, sign) - 1), "visits": visits + 1,
+                            "utility": _f(utility(_rate(winrate, sign), sign * lead, self.n)), "visits": visits + 1,
                             "currentPlayer": "B" if state.to_play == BLACK else "W",
                             "thisHash": f"{state.hash & (2**64 - 1):016X}"}}
         if turn.ownership and root.ownership is not None:
@@ -704,8 +705,9 @@ class AnalysisEngine:
         lead = sign * -judged.score  # the position after the move is judged for the opponent
         entry = {"move": move_name(info.move, self.n), "visits": info.visits, "winrate": _rate(winrate, sign),
                  "scoreLead": _f(lead), "scoreMean": _f(lead), "scoreSelfplay": _f(lead),
-                 "scoreStdev": _f(judged.stdev), "prior": _f(info.prior), "utility": _f(2 * _rate(winrate, sign) - 1),
-                 "lcb": _rate(info.lcb, sign), "utilityLcb": _f(2 * _rate(info.lcb, sign) - 1), "order": order,
+                 "scoreStdev": _f(judged.stdev), "prior": _f(info.prior),
+                 "utility": _f(utility(_rate(winrate, sign), lead, self.n)), "lcb": _rate(info.lcb, sign),
+                 "utilityLcb": _f(utility(_rate(info.lcb, sign), lead, self.n)), "order": order,
                  "pv": [move_name(m, self.n) for m in info.pv]}
         if turn.moves_ownership and judged.ownership is not None:
             entry["ownership"] = [_f(-sign * v) for v in judged.ownership]
