@@ -50,7 +50,8 @@ class SymmetryAverage(nn.Module):
         forward_perm, back_perm = self._permutations(n, planes.device)
         flat = planes.reshape(b, c, n * n)
         turned = torch.cat([flat[:, :, forward_perm[s]] for s in range(NUM_SYMMETRIES)]).reshape(-1, c, n, n)
-        out = self.net(turned, to_play.repeat(NUM_SYMMETRIES), None if komi is None else komi.repeat(NUM_SYMMETRIES))
+        komi_given = {} if komi is None else {"komi": komi.repeat(NUM_SYMMETRIES)}  # nets without komi: none given
+        out = self.net(turned, to_play.repeat(NUM_SYMMETRIES), **komi_given)
 
         def points_back(x: torch.Tensor) -> torch.Tensor:  # [8B, n*n (+ extra)] -> [8, B, ...] upright
             x = x.reshape(NUM_SYMMETRIES, b, -1)
