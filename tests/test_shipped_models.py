@@ -92,3 +92,25 @@ def test_play_averages_the_shipped_move_predictor_over_the_symmetries(repo_root)
     assert proc.returncode == 0 and len(answers) == 2 and answers[0][1:].strip() not in ("", "pass"), proc.stderr[-2000:]
     bad = play("symmetries=3")
     assert bad.returncode == 2 and "symmetries=3: choose 1" in bad.stderr and "Traceback" not in bad.stderr
+
+
+AUX_NET = "go19_resnet3x64_kgs_aux.ckpt"  # the Go net with ownership and score heads
+
+
+def test_the_shipped_analysis_net_reports_ownership_and_a_score_and_its_win_rate_moves_with_komi(repo_root):
+    path = repo_root / "models" / AUX_NET
+    commands = "komi {}\nkata-analyze 10 ownership true maxmoves 3\n"
+    lines = []
+    for komi in (0.5, 20.5):
+        proc = subprocess.run([sys.executable, str(repo_root / "src" / "play.py"), f"ckpt_path={path}",
+                               "search.playouts=16"], input=commands.format(komi) + "quit\n",
+                              capture_output=True, text=True, timeout=300, cwd=repo_root)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        lines.append(next(line for line in proc.stdout.splitlines() if line.startswith("info ")))
+    for line in lines:
+        owner = [float(v) for v in line.split(" ownership ")[1].split()]
+        assert len(owner) == 361 and all(-1 <= v <= 1 for v in owner)
+        assert " scoreLead " in line
+    # Black to move on the empty board: 20 more points of komi make black's win rate fall.
+    black = [float(line.split(" winrate ")[1].split()[0]) for line in lines]
+    assert black[1] < black[0], lines
