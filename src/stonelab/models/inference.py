@@ -109,8 +109,7 @@ class MovePredictor:
         out = self.outputs(states).apply(lambda t: t.float().cpu())
         value = out.value
         belief = out.belief_map
-        score = getattr(out, "score_lead", None)
-        stdev = getattr(out, "score_stdev", None)
+        score, stdev = out.score_lead, out.score_stdev
         return [BoardEstimate(
             winrate=None if value is None else float((value[i] + 1) / 2),
             score_lead=None if score is None else float(score[i]),

@@ -38,6 +38,7 @@ from stonelab.models.outputs import GoModelOutput
 from stonelab.models.value import ValueMetrics, value_log_values, value_loss
 
 TOP_K = (1, 5, 10)
+AUX_LOGGED = ("ownership_acc", "score_mae")  # the auxiliary table's logged entries (all go to result.json)
 
 
 def accuracy_metrics(num_classes: int, ignore_index: int | None) -> MetricCollection:
@@ -188,23 +189,28 @@ class MovePredictionModule(L.LightningModule):
         self._eval_step(batch, "test")
 
     def on_validation_epoch_end(self) -> None:
-        self._log_value_metrics("val")
-        self._log_aux_metrics("val")
+        self._log_epoch_metrics("val")
 
     def on_test_epoch_end(self) -> None:
-        self._log_value_metrics("test")
-        self._log_aux_metrics("test")
+        self._log_epoch_metrics("test")
 
-    def _log_aux_metrics(self, split: str) -> None:
-        """Log the epoch's ownership accuracy and score error; keep them for result.json."""
-        metric = self.aux_metrics[split]
+    def _log_epoch_metrics(self, split: str) -> None:
+        """Log the epoch's value table (accuracy, Brier) and auxiliary table (ownership
+        accuracy, score error); keep them for result.json."""
+        self._log_table(self.value_metrics[split], lambda t: value_log_values(t, split), self.value_results, split)
+        self._log_table(self.aux_metrics[split], lambda t: {f"{split}/{k}": float(t[k]) for k in AUX_LOGGED},
+                        self.aux_results, split)
+
+    def _log_table(self, metric, logged, results: dict, split: str) -> None:
+        """Compute and reset ``metric`` if it saw a batch (a net without that head: nothing),
+        log ``logged(table)``, and keep the table in ``results`` (not the sanity check's)."""
         if not metric.update_called:
             return
         table = metric.compute()
         metric.reset()
-        self.log_dict({f"{split}/{k}": float(v) for k, v in table.items() if k in ("ownership_acc", "score_mae")})
+        self.log_dict(logged(table))
         if not self.trainer.sanity_checking:
-            self.aux_results[split] = table
+            results[split] = table
 
     # -- the value output (a net built with value_head=true)
     def _update_value_metrics(self, value_logit: torch.Tensor, batch: dict, split: str) -> None:
@@ -214,17 +220,6 @@ class MovePredictionModule(L.LightningModule):
             mean_value_loss.update(value_loss(value_logit, batch["value"]), weight=known)
             self.log(f"{split}/value_loss", mean_value_loss, on_epoch=True)
         self.value_metrics[split].update(value_logit, batch["value"], batch.get("move_number"))
-
-    def _log_value_metrics(self, split: str) -> None:
-        """Log the epoch's value accuracy and Brier score; keep them for result.json."""
-        metric = self.value_metrics[split]
-        if not metric.update_called:
-            return
-        table = metric.compute()
-        metric.reset()
-        self.log_dict(value_log_values(table, split))
-        if not self.trainer.sanity_checking:
-            self.value_results[split] = table
 
     def result_fields(self, trainer) -> dict:
         """This model's part of result.json: the value's accuracy and Brier score, overall and
