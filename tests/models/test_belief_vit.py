@@ -411,3 +411,40 @@ def test_bf16_mixed_fast_dev_run(tmp_path, compose_go, cpu_bf16):
     metrics = train(cfg)["metrics"]
     for key in ("train/loss", "train/belief_error", "test/ece", "test/value_brier", "test/aurc"):
         assert np.isfinite(metrics[key]), key
+
+
+def test_score_head_moves_with_komi_and_learns_from_counted_games():
+    torch.manual_seed(0)
+    net = BeliefViT(4, 9, score_head=True, **TINY).eval()
+    planes = (torch.rand(2, 4, 9, 9) < 0.3).float()
+    to_play = torch.tensor([1, -1])
+    with torch.no_grad():
+        net.komi_slope.fill_(0.1)
+        low = net(planes, to_play, komi=torch.tensor([0.5, 0.5]))
+        high = net(planes, to_play, komi=torch.tensor([10.5, 10.5]))
+    # Ten more points of komi: black (row 0) 10 points and some win rate worse, white better.
+    torch.testing.assert_close(high.score_lead - low.score_lead, torch.tensor([-10.0, 10.0]))
+    assert high.value[0] < low.value[0] and high.value[1] > low.value[1]
+    assert (low.score_stdev > 0).all()
+    with pytest.raises(ValueError, match="needs to_play"):
+        net(planes)
+    module = BeliefViTModule(BeliefViT(4, 9, score_head=True, **TINY), GoRules(9))
+    batch = {**random_batch(8, n=9), "komi": torch.full((8,), 6.5),
+             "score": torch.tensor([5.0, -5.0, float("nan"), float("nan")] * 2)}
+    losses = module._losses(batch)[0]
+    losses["loss"].backward()
+    assert torch.isfinite(losses["score_loss"]) and module.net.belief["score"].weight.grad.abs().sum() > 0
+    assert "score_loss" not in tiny_module(9)._losses(batch)[0]  # the seed's net: no score, no score loss
+
+
+def test_a_run_with_a_score_head_gives_analysis_a_score(tmp_path, compose_go):
+    from stonelab.models.inference import MovePredictor
+    from stonelab.pipeline import train
+
+    cfg = compose_go("belief_vit", [*TINY_OVERRIDES, "model.net.score_head=true", "trainer.limit_train_batches=2",
+                                    "trainer.limit_val_batches=1", "trainer.limit_test_batches=1"], tmp_path)
+    assert "train/score_loss" in train(cfg)["metrics"]
+    predictor = MovePredictor.from_checkpoint(str(tmp_path / "out" / "checkpoints" / "last.ckpt"))
+    low, high = (predictor.estimates([GoRules(19, komi=komi).new_state()])[0] for komi in (0.5, 20.5))
+    assert high.score_lead == pytest.approx(low.score_lead - 20.0, abs=1e-3)  # black to move gives 20 more
+    assert low.ownership.shape == (361,) and 0 <= low.winrate <= 1

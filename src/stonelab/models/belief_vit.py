@@ -15,8 +15,12 @@ belief head. Losses, per batch:
   cache's APPROXIMATE end-of-game owner (``batch["ownership"]``, side to move's view,
   +1 -> 1, -1 -> 0; unclear points (0) are left out). The belief map is tanh(logit / 2).
 
-``loss = policy + w_c * confidence + w_v * value + w_o * ownership``. The policy loss
-never reaches the belief head's parameters (the belief enters the policy head detached).
+- score (beyond the seed, a net built with ``score_head=True``): the Gaussian negative
+  log-likelihood of the counted final margin (`stonelab.models.auxiliary.score_loss`;
+  games not counted are left out), the komi given to value and score (``batch["komi"]``).
+
+``loss = policy + w_c * confidence + w_v * value + w_o * ownership (+ w_s * score)``. The
+policy loss never reaches the belief head's parameters (the belief enters the policy head detached).
 
 The gate (inference, `stonelab.models.gate.gate_moves`): when the confidence is below
 ``gate.threshold`` the policy's top move is suppressed and the move is re-chosen among
@@ -29,7 +33,8 @@ Metrics (val/test, torchmetrics, micro where move-prediction papers use micro): 
 top5, top10 (Acc@k, micro), f1_macro, belief_error = mean |sigmoid(c) - correct|,
 ece / brier of the confidence, ece_softmax of the max-softmax baseline, value_acc and
 value_brier (overall and ``_moves_0_50`` etc. by game phase, `stonelab.models.value`),
-ownership_acc, gate_rate, gate_top1 (accuracy of the gated moves), and the
+ownership_acc, score_mae (a score head: mean absolute error in points on counted games),
+gate_rate, gate_top1 (accuracy of the gated moves), and the
 risk-coverage AURC when positions are ranked by confidence (aurc), by the max softmax
 (aurc_softmax), and of the gated moves ranked by confidence (aurc_gated).
 """
@@ -50,13 +55,14 @@ from torchmetrics.functional.classification import multiclass_accuracy
 
 from stonelab.errors import ConfigError, check
 from stonelab.models import figures
+from stonelab.models.auxiliary import score_loss
 from stonelab.models.gate import DEFAULT_GATE, gate_output
 from stonelab.models.identity import CHECKPOINT_KEY, check_identity, net_target
 from stonelab.models.move_prediction import accuracy_metrics, check_net_input
 from stonelab.models.outputs import GoModelOutput
 from stonelab.models.value import ValueMetrics, value_log_values, value_loss
 
-DEFAULT_LOSS_WEIGHTS = {"confidence": 1.0, "value": 1.0, "ownership": 1.0}
+DEFAULT_LOSS_WEIGHTS = {"confidence": 1.0, "value": 1.0, "ownership": 1.0, "score": 0.5}
 
 
 class BeliefViTModule(L.LightningModule):
@@ -118,7 +124,8 @@ class BeliefViTModule(L.LightningModule):
             "ece_softmax": BinaryCalibrationError(n_bins=bins, norm="l1"),
             **{name: MeanMetric() for name in ("loss", "policy_loss", "confidence_loss", "value_loss",
                                                "ownership_loss", "belief_error", "brier",
-                                               "ownership_acc", "gate_rate", "gate_top1")},
+                                               "ownership_acc", "gate_rate", "gate_top1", "score_loss",
+                                               "score_mae")},
             "value": ValueMetrics(),
             **{name: CatMetric() for name in ("cat_confidence", "cat_softmax", "cat_correct", "cat_gated_correct")},
         })
@@ -140,11 +147,11 @@ class BeliefViTModule(L.LightningModule):
 
     # -- the model
     def forward(self, planes: torch.Tensor, to_play: torch.Tensor,
-                history: torch.Tensor | None = None) -> GoModelOutput:
+                history: torch.Tensor | None = None, komi: torch.Tensor | None = None) -> GoModelOutput:
         # float32 outputs under trainer.precision=bf16-mixed too (every head is bfloat16
         # there): the belief error, calibration and value metrics are then computed in
         # float32, not rounded to bf16's 8 bits of mantissa.
-        return self.net(planes.float(), to_play, history).apply(torch.Tensor.float)
+        return self.net(planes.float(), to_play, history, komi=komi).apply(torch.Tensor.float)
 
     @torch.no_grad()
     def gated_moves(self, planes: torch.Tensor, to_play: torch.Tensor, legal: torch.Tensor | None = None,
@@ -170,7 +177,7 @@ class BeliefViTModule(L.LightningModule):
         if memory and batch.get("history") is None:
             raise ConfigError(f"model.net.memory={memory} reads past positions, but the batches have none: "
                               f"set data.history={memory}")
-        out = self(batch["planes"], batch["to_play"], batch.get("history"))
+        out = self(batch["planes"], batch["to_play"], batch.get("history"), batch.get("komi"))
         logits, target = out.policy_logits, batch["target"]
         with torch.no_grad():  # the confidence target: the detached policy's correctness
             correct = (logits.detach().argmax(dim=1) == target).float()
@@ -191,6 +198,9 @@ class BeliefViTModule(L.LightningModule):
         losses["loss"] = (losses["policy_loss"] + self.loss_weights["confidence"] * losses["confidence_loss"]
                           + self.loss_weights["value"] * losses["value_loss"]
                           + self.loss_weights["ownership"] * losses["ownership_loss"])
+        if out.score_lead is not None and "score" in batch:
+            losses["score_loss"] = score_loss(out.score_lead, out.score_stdev, batch["score"])
+            losses["loss"] = losses["loss"] + self.loss_weights["score"] * losses["score_loss"]
         extras = {"correct": correct, "decided": decided, "own": own}
         return losses, out, extras
 
@@ -221,8 +231,11 @@ class BeliefViTModule(L.LightningModule):
         probs = torch.softmax(logits, dim=1)
         conf = out.confidence
         size = len(target)
+        counted = None if out.score_lead is None or "score" not in batch else ~torch.isnan(batch["score"])
         for k, v in losses.items():
-            m[k].update(v.detach(), weight=size)
+            weight = size if k != "score_loss" else int(counted.sum())  # the score's mean: counted games only
+            if weight:
+                m[k].update(v.detach(), weight=weight)
         m["acc"].update(logits, target)
         m["f1_macro"].update(logits, target)
         m["ece"].update(conf, correct.long())
@@ -235,6 +248,8 @@ class BeliefViTModule(L.LightningModule):
             d = extras["decided"]
             own_pred = torch.sign(out.ownership_logits[d])
             m["ownership_acc"].update((own_pred == extras["own"][d].sign()).float())
+        if counted is not None and counted.any():
+            m["score_mae"].update((out.score_lead[counted] - batch["score"][counted]).abs())
         move, gated, _ = gate_output(probs, out, **self.gate)
         gated_correct = (move == target).float()
         m["gate_rate"].update(gated.float())
@@ -262,7 +277,8 @@ class BeliefViTModule(L.LightningModule):
             return {}, {}
         values = {f"{split}/{k}": v for k, v in m["acc"].compute().items()}
         for name in ("f1_macro", "ece", "ece_softmax", "loss", "policy_loss", "confidence_loss", "value_loss",
-                     "ownership_loss", "belief_error", "brier", "ownership_acc", "gate_rate", "gate_top1"):
+                     "ownership_loss", "belief_error", "brier", "ownership_acc", "gate_rate", "gate_top1",
+                     "score_loss", "score_mae"):
             if m[name].update_called:
                 values[f"{split}/{name}"] = m[name].compute()
         values.update({k: torch.tensor(v) for k, v in value_log_values(m["value"].compute(), split).items()})

@@ -176,7 +176,9 @@ def check_file(path: str, expect: dict) -> dict:
     return checkpoint
 
 
-GROWN_HEADS = ("aux_heads.", "value_head.komi_slope")  # parameters init_from may leave as initialised
+# Parameters init_from may leave as initialised: the score/ownership heads and komi slopes
+# grown on a net trained without them (resnet/maddison aux_heads, belief_vit score_head).
+GROWN_HEADS = ("aux_heads.", "value_head.komi_slope", "belief.score.", "komi_slope")
 
 
 def warm_start(model, path: str) -> dict:

@@ -92,16 +92,16 @@ class MovePredictor:
         """
         planes = torch.from_numpy(encode_states(states, self.encoder, ranks)).to(self.device).float()
         to_play = torch.tensor([s.to_play for s in states], device=self.device)
+        komi = torch.tensor([float(s.rules.komi) for s in states], device=self.device)
         memory = getattr(self.net, "memory", 0)
         if not memory:
-            komi = torch.tensor([float(s.rules.komi) for s in states], device=self.device)
             return self.net(planes, to_play, komi=komi)
         past = np.zeros((len(states), memory, *planes.shape[1:]), dtype=np.uint8)
         for i, history in enumerate(histories or [[] for _ in states]):
             recent = list(history)[-memory:]
             if recent:
                 past[i, memory - len(recent):] = encode_states(recent, self.encoder)
-        return self.net(planes, to_play, torch.from_numpy(past).to(self.device))
+        return self.net(planes, to_play, torch.from_numpy(past).to(self.device), komi=komi)
 
     def estimates(self, states: Sequence[GoState]) -> list[BoardEstimate]:
         """The net's `BoardEstimate` of each state (one batched forward pass); the komi

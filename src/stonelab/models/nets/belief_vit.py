@@ -23,8 +23,12 @@ MLP vector to all n*n logits); ``"tokens"`` (the default) adds a linear score of
 board token to that, so the map can follow the board: a single pooled vector carries
 little of where the stones are (in a short run the pooled map stayed at chance).
 
-``to_play`` is accepted for the move-predictor API and not used: the 4 planes are
-already from the side to move's view (seed 001 has no colour input).
+``to_play`` is not an input of the trunk: the 4 planes are already from the side to
+move's view (seed 001 has no colour input). Beyond the seed, ``score_head=True`` adds
+KataGo's score target to the belief head: the mover's final margin and its spread from
+the pooled MLP vector, the komi added exactly (`stonelab.models.nets.maddison.score_outputs`,
+which reads ``to_play`` for whose komi it is), and a learned komi slope on the value
+logit, so value and score move with the game's komi.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import torch
 from torch import nn
 
 from stonelab.errors import check
+from stonelab.models.nets.maddison import komi_for_mover, score_outputs
 from stonelab.models.outputs import GoModelOutput
 
 ADVICE_CHANNELS = 3  # belief-map value at the token, confidence, value
@@ -77,7 +82,7 @@ class BeliefViT(nn.Module):
 
     def __init__(self, in_planes: int = 4, board_size: int = 19, *, embed_dim: int = 128, heads: int = 4,
                  layers: int = 4, ff_dim: int = 512, dropout: float = 0.0, belief_hidden: int = 256,
-                 advice: bool = True, ownership_head: str = "tokens", memory: int = 0):
+                 advice: bool = True, ownership_head: str = "tokens", memory: int = 0, score_head: bool = False):
         super().__init__()
         check([
             (lambda: isinstance(embed_dim, int) and embed_dim >= 4 and embed_dim % 4 == 0,
@@ -93,10 +98,11 @@ class BeliefViT(nn.Module):
              f"model.net.ownership_head={ownership_head!r}: choose tokens or pooled"),
             (lambda: isinstance(memory, int) and memory >= 0,
              f"model.net.memory={memory!r} must be an int >= 0 (past positions read; 0 = off)"),
+            (lambda: isinstance(score_head, bool), f"model.net.score_head={score_head!r} must be true or false"),
         ])
         self.config = dict(in_planes=in_planes, board_size=board_size, embed_dim=embed_dim, heads=heads,
                            layers=layers, ff_dim=ff_dim, dropout=dropout, belief_hidden=belief_hidden,
-                           advice=advice, ownership_head=ownership_head, memory=memory)
+                           advice=advice, ownership_head=ownership_head, memory=memory, score_head=score_head)
         self.board_size = board_size
         self.num_points = board_size * board_size
         self.advice = advice
@@ -126,6 +132,9 @@ class BeliefViT(nn.Module):
         })
         if ownership_head == "tokens":
             self.belief["ownership_tokens"] = nn.Linear(embed_dim, 1)
+        if score_head:  # the margin and its spread; the komi's slope on the value starts at 0
+            self.belief["score"] = nn.Linear(belief_hidden, 2)
+            self.komi_slope = nn.Parameter(torch.tensor(0.0))
         # Policy head: one score per token (board points, then pass).
         self.policy = nn.Conv1d(embed_dim + (ADVICE_CHANNELS if advice else 0), 1, kernel_size=1)
 
@@ -160,11 +169,18 @@ class BeliefViT(nn.Module):
 
     def forward(self, planes: torch.Tensor, to_play: torch.Tensor | None = None,
                 history: torch.Tensor | None = None, komi: torch.Tensor | None = None) -> GoModelOutput:
-        # komi: part of the Go nets' common call; seed 001's model has no komi input (yet).
+        """komi float [B]: each game's komi (the points white gets), read by the score head
+        only (None: `REFERENCE_KOMI`)."""
         tokens, pass_tok = self.trunk(planes.float(), history)
         h = self.belief["mlp"](tokens.mean(dim=1))
         confidence = self.belief["confidence"](h).squeeze(1)
         value = self.belief["value"](h).squeeze(1)
+        score_lead = score_stdev = None
+        if "score" in self.belief:
+            if to_play is None:
+                raise ValueError("a belief_vit with a score head needs to_play: whose komi it is")
+            value = value + self.komi_slope * komi_for_mover(komi, to_play, value.dtype).squeeze(1)
+            score_lead, score_stdev = score_outputs(self.belief["score"](h), to_play, komi)
         ownership = self.belief["ownership"](h)  # [B, N]
         if "ownership_tokens" in self.belief:
             ownership = ownership + self.belief["ownership_tokens"](tokens).squeeze(2)
@@ -179,4 +195,5 @@ class BeliefViT(nn.Module):
         policy = self.policy(seq.transpose(1, 2)).squeeze(1)  # [B, N + 1]
         n = self.board_size
         return GoModelOutput(policy_logits=policy, value_logit=value, confidence_logit=confidence,
-                             ownership_logits=ownership.view(-1, n, n))
+                             ownership_logits=ownership.view(-1, n, n), score_lead=score_lead,
+                             score_stdev=score_stdev)

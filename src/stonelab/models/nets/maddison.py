@@ -107,12 +107,20 @@ class AuxHeads(nn.Module):
         features = F.relu(self.conv(hidden))
         pooled = torch.cat([features.mean(dim=(2, 3)), features.amax(dim=(2, 3)),
                             to_play.to(features.dtype).unsqueeze(1)], dim=1)
-        raw = self.mlp(pooled).float()
-        given = torch.full_like(raw[:, 0], REFERENCE_KOMI) if komi is None else komi.float()
-        komi_points = -given * to_play.float()  # white gets the komi, black gives it
-        score_lead = SCORE_SCALE * raw[:, 0] + komi_points
-        score_stdev = SCORE_SCALE * F.softplus(raw[:, 1]) + 0.5  # never 0: a result is never certain to the point
+        score_lead, score_stdev = score_outputs(self.mlp(pooled), to_play, komi)
         return ownership_logits, score_lead, score_stdev
+
+
+def score_outputs(raw: torch.Tensor, to_play: torch.Tensor,
+                  komi: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(score_lead [B], score_stdev [B]) in points from a score head's raw outputs [B, 2]:
+    the mover's margin on the board plus the komi added exactly, and a spread."""
+    raw = raw.float()
+    given = torch.full_like(raw[:, 0], REFERENCE_KOMI) if komi is None else komi.float()
+    komi_points = -given * to_play.float()  # white gets the komi, black gives it
+    score_lead = SCORE_SCALE * raw[:, 0] + komi_points
+    score_stdev = SCORE_SCALE * F.softplus(raw[:, 1]) + 0.5  # never 0: a result is never certain to the point
+    return score_lead, score_stdev
 
 
 class MaddisonNet(nn.Module):
