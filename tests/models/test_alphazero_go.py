@@ -80,7 +80,7 @@ def test_go_and_gomoku_alphazero_checkpoints_are_refused_by_each_others_tasks(go
 
 def test_a_net_with_go_heads_gives_its_ownership_and_searches_with_score_utility(tmp_path,
                                                                                  tiny_alphazero_go_checkpoint):
-    from stonelab.models.go_player import go_search_player
+    from stonelab.games.go.players import go_search_player
 
     model = go_model_from_checkpoint(str(tiny_alphazero_go_checkpoint(tmp_path / "aux.ckpt", aux_heads=True)))
     state = GoRules(9, komi=7.0).new_state()

@@ -10,8 +10,8 @@ import torch
 from stonelab.errors import ConfigError
 from stonelab.games.go.rules import GoRules
 from stonelab.games.go.search import GoSearch
-from stonelab.models.go_evaluator import GoNetEvaluator
-from stonelab.models.go_player import GoSearchPlayer
+from stonelab.games.go.evaluator import GoNetEvaluator
+from stonelab.games.go.players import GoSearchPlayer
 from stonelab.models.inference import BoardEstimate, MovePredictor
 from stonelab.models.nets.maddison import MaddisonNet
 from stonelab.protocols.gtp import move_name, parse_vertex

@@ -177,7 +177,7 @@ def model_player(predictor, search=None, label: str = "stonelab", resign=None) -
 
 def pure_mcts_side(rules: GoRules, search: dict, label: str) -> LocalEngine:
     """Pure MCTS on Go (uniform priors, random playouts) as an in-process GTP side."""
-    from stonelab.models.go_player import pure_mcts_player
+    from stonelab.games.go.players import pure_mcts_player
     from stonelab.protocols.gtp_search import SearchGTPEngine
 
     player = pure_mcts_player(rules, search)

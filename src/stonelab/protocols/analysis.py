@@ -7,7 +7,7 @@ as KataGo's ``katago analysis`` does (its docs/Analysis_Engine.md): a query name
 (``moves``, ``initialStones``, ``rules``, ``komi``, board size) and the turns to analyse
 (``analyzeTurns``); each turn gets one response with ``rootInfo`` and ``moveInfos``
 (after ``isDuringSearch`` reports if ``reportDuringSearchEvery`` asks for them). Each
-turn is a fresh MCTS of `stonelab.models.go_player.GoSearchPlayer` up to ``maxVisits``
+turn is a fresh MCTS of `stonelab.games.go.players.GoSearchPlayer` up to ``maxVisits``
 (and ``overrideSettings.maxTime``), as KataGo clears its search between queries.
 
 Queries wait in one queue, highest ``priority`` first, ties in arrival order; a reader
@@ -633,7 +633,7 @@ class AnalysisEngine:
 
     def player(self, state: GoState):
         """The search of ``state``'s rules (komi, superko), built on first use."""
-        from stonelab.models.go_player import go_search_player
+        from stonelab.games.go.players import go_search_player
 
         key = (float(state.rules.komi), bool(state.rules.superko))
         if key not in self.players:

@@ -4,7 +4,7 @@
 
 `SearchGTPEngine` adds to `stonelab.protocols.gtp.GTPEngine`:
 
-- ``genmove`` searched by `stonelab.models.go_player.GoSearchPlayer` (the tree is kept
+- ``genmove`` searched by `stonelab.games.go.players.GoSearchPlayer` (the tree is kept
   between moves), within ``search.playouts`` and the time the clock allows
   (``time_settings``, ``kgs-time_settings``, ``time_left``; `stonelab.protocols.gtp_clock`);
   ``resign`` once the best move's win rate has stayed below ``resign_below`` for
@@ -59,7 +59,7 @@ import numpy as np
 from stonelab.errors import ConfigError
 from stonelab.games.go.ownership import open_points
 from stonelab.games.go.rules import GoState
-from stonelab.models.go_player import GoSearchPlayer, MoveInfo
+from stonelab.games.go.players import GoSearchPlayer, MoveInfo
 from stonelab.models.inference import BoardEstimate
 from stonelab.protocols.gtp import (
     GTPEngine,
@@ -675,7 +675,7 @@ def search_gtp_engine(predictor, search, *, resign: ResignRule | None = None, na
     compile or load on a thread (`warm_up`), the net's move first, then the search, which
     takes over when ready (`SearchGTPEngine.search_when_ready`); the notice says when.
     Without it the search is built before this returns (compiling on first use)."""
-    from stonelab.models.go_player import go_search_player
+    from stonelab.games.go.players import go_search_player
 
     settings = dict(search or {"playouts": 0})
     playouts = settings.get("playouts", 0)
@@ -726,7 +726,7 @@ def warm_up(engine, predictor, settings: dict | None) -> None:
     search's) searched moves with and without a clock, and a reply to a pass (the
     cleanup that looks for open points). ``engine(player, playouts)`` builds a scratch
     engine; ``predictor`` is the thread's own."""
-    from stonelab.models.go_player import go_search_player
+    from stonelab.games.go.players import go_search_player
 
     engine(None, 0).genmove(["b"])
     if settings is None:

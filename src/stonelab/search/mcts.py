@@ -109,7 +109,7 @@ class MCTSConfig:
     dirichlet_epsilon: float = 0.25
     reuse_tree: bool = True
     seconds: float | None = None  # a time limit per move for engines (GTP); None: playouts only
-    go_value: str = "auto"  # Go leaf value: net | playouts | mixed | none | auto (`stonelab.models.go_evaluator`)
+    go_value: str = "auto"  # Go leaf value: net | playouts | mixed | none | auto (`stonelab.games.go.evaluator`)
     go_value_playouts: int = 4  # random playouts per leaf with go_value=playouts or mixed
     max_nodes: int | None = None  # tree size of an engine's search; None: twice the playouts
     threads: int = 1  # threads for selection, expansion and backup (games split between them; same results)

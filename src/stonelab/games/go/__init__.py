@@ -21,7 +21,7 @@ def _search(rules: GoRules, pruning=None):
 def _pure_mcts(rules: GoRules, playouts: int, c_puct: float = 5.0, seed: int = 0):
     """Uniform priors and one random light playout per leaf, in the shared batched search."""
     from stonelab.arena.players import NeuralMCTSPlayer
-    from stonelab.models.go_evaluator import UniformEvaluator
+    from stonelab.games.go.evaluator import UniformEvaluator
     from stonelab.search.mcts import MCTSConfig
 
     game = rules.search_game()

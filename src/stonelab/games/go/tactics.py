@@ -160,7 +160,7 @@ def policy_answers(predictor, tactics: list[GoTactic]) -> np.ndarray:
 def search_answers(predictor, tactics: list[GoTactic], search: dict) -> np.ndarray:
     """The most visited move of a Go model's search (``search``: the search settings, its
     playouts included) in each position, a fresh tree for each."""
-    from stonelab.models.go_player import go_search_player
+    from stonelab.games.go.players import go_search_player
 
     player = go_search_player(predictor, search)
     answers = []

@@ -231,7 +231,7 @@ def go_search_player(predictor, search: dict) -> GoSearchPlayer:
     """The `GoSearchPlayer` of a Go move predictor with ``search`` settings (`MCTSConfig` fields)."""
     from stonelab.errors import ConfigError
     from stonelab.models.alphazero_go import AlphaZeroGoModel
-    from stonelab.models.go_evaluator import GoNetEvaluator
+    from stonelab.games.go.evaluator import GoNetEvaluator
 
     config = MCTSConfig(**search)
     rules = predictor.rules
@@ -254,7 +254,7 @@ def go_search_player(predictor, search: dict) -> GoSearchPlayer:
 
 def pure_mcts_player(rules: GoRules, search: dict) -> GoSearchPlayer:
     """Pure MCTS on Go (uniform priors, random playouts as value) with ``search`` settings."""
-    from stonelab.models.go_evaluator import UniformEvaluator
+    from stonelab.games.go.evaluator import UniformEvaluator
 
     config = MCTSConfig(**search)
     game = GoSearch(rules, max_moves=3 * rules.num_points)
