@@ -196,7 +196,7 @@ def tiny_alphazero_go_checkpoint():
         torch.manual_seed(0)
 
         def net(**shape):
-            return PolicyValueNet(9, channels=(8,), ownership_head=aux_heads, score_head=aux_heads, **shape)
+            return PolicyValueNet(channels=(8,), ownership_head=aux_heads, score_head=aux_heads, **shape)
 
         return _save_checkpoint(AlphaZeroModule(net, GoRules(9, komi=7.0)), path)
 

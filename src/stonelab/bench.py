@@ -123,9 +123,9 @@ def bench_neural(rules, games: int, parallel: int, playouts: int, threads: int, 
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     game = rules if hasattr(rules, "spec") else rules.search_game()
-    n, num_planes = game.board_size, game.num_planes
-    net = (PolicyValueNet(n) if game.num_actions == n * n
-           else PolicyValueNet(n, in_planes=num_planes, num_actions=game.num_actions))
+    (height, width), num_planes = game.board_shape, game.num_planes
+    net = (PolicyValueNet(height, board_width=width) if game.num_actions == height * width
+           else PolicyValueNet(height, in_planes=num_planes, num_actions=game.num_actions, board_width=width))
     evaluate = net_evaluator(net, device, precision=precision)
     forward_seconds = [0.0]
 
@@ -144,7 +144,7 @@ def bench_neural(rules, games: int, parallel: int, playouts: int, threads: int, 
     start = time.perf_counter()
     result = slots.play(timed_evaluate, games, rng)
     elapsed = time.perf_counter() - start
-    forward = _forward_rate(evaluate, parallel, num_planes, n, seconds)
+    forward = _forward_rate(evaluate, parallel, num_planes, (height, width), seconds)
     neural = result.simulations / elapsed
     tree_seconds = result.search_seconds - forward_seconds[0]
     return {
@@ -161,15 +161,17 @@ def bench_neural(rules, games: int, parallel: int, playouts: int, threads: int, 
         "selfplay_mean_game_length": float(result.lengths.mean()),
         "selfplay_games": len(result.lengths),
         "selfplay_parallel_games": parallel,
-        **{f"forward_states_per_s_batch_{b}": _forward_rate(evaluate, b, num_planes, n, seconds)
+        **{f"forward_states_per_s_batch_{b}": _forward_rate(evaluate, b, num_planes, (height, width), seconds)
            for b in forward_batches},
     }
 
 
-def _forward_rate(evaluate, batch: int, num_planes: int, n: int, seconds: float = 3.0) -> float:
-    """States/s of ``evaluate`` on random planes [batch, num_planes, n, n] (numpy in and out,
-    so a GPU's time includes both copies), after one untimed call."""
-    planes = np.random.default_rng(1).integers(0, 2, (batch, num_planes, n, n)).astype(np.float32)
+def _forward_rate(evaluate, batch: int, num_planes: int, board: int | tuple[int, int],
+                  seconds: float = 3.0) -> float:
+    """States/s of ``evaluate`` on random planes [batch, num_planes, H, W] (``board``: (H, W),
+    or n for n x n; numpy in and out, so a GPU's time includes both copies), after one untimed call."""
+    shape = (board, board) if isinstance(board, int) else board
+    planes = np.random.default_rng(1).integers(0, 2, (batch, num_planes, *shape)).astype(np.float32)
     evaluate(planes)
     calls, elapsed = _timed(lambda: evaluate(planes), seconds)
     return calls * batch / elapsed

@@ -24,7 +24,7 @@ def _positions(count, n=6, start=0):
 
 
 def test_ring_buffer_keeps_the_newest():
-    buf = ReplayBuffer(capacity=5, planes=4, board_size=6)
+    buf = ReplayBuffer(capacity=5, planes=4, board_shape=6)
     buf.add(*_positions(3))
     assert len(buf) == 3
     buf.add(*_positions(4, start=3))
@@ -34,7 +34,7 @@ def test_ring_buffer_keeps_the_newest():
 
 
 def test_sample_shapes_and_dtypes():
-    buf = ReplayBuffer(capacity=100, planes=4, board_size=6)
+    buf = ReplayBuffer(capacity=100, planes=4, board_shape=6)
     buf.add(*_positions(50))
     states, policies, values = buf.sample(16, np.random.default_rng(0))
     assert states.shape == (16, 4, 6, 6) and states.dtype == torch.float32
@@ -50,21 +50,21 @@ def test_empty_buffer_sampling_is_a_clear_error():
 
 
 def test_state_dict_round_trip_and_shape_check():
-    buf = ReplayBuffer(capacity=20, planes=4, board_size=6)
+    buf = ReplayBuffer(capacity=20, planes=4, board_shape=6)
     buf.add(*_positions(7))
     buf.batches_drawn = 3
-    other = ReplayBuffer(capacity=20, planes=4, board_size=6)
+    other = ReplayBuffer(capacity=20, planes=4, board_shape=6)
     other.load_state_dict(buf.state_dict())
     assert len(other) == 7 and other.batches_drawn == 3 and other.next_slot == 7
     assert torch.equal(other.states_bcnn[:7], buf.states_bcnn[:7])
     with pytest.raises(ReplayBufferError, match="another board size"):
-        ReplayBuffer(capacity=20, planes=4, board_size=8).load_state_dict(buf.state_dict())
+        ReplayBuffer(capacity=20, planes=4, board_shape=8).load_state_dict(buf.state_dict())
     with pytest.raises(ReplayBufferError, match="data.buffer_size"):
-        ReplayBuffer(capacity=5, planes=4, board_size=6).load_state_dict(buf.state_dict())
+        ReplayBuffer(capacity=5, planes=4, board_shape=6).load_state_dict(buf.state_dict())
 
 
 def test_batches_stream_is_reproducible_from_the_draw_counter():
-    buf = ReplayBuffer(capacity=100, planes=4, board_size=6)
+    buf = ReplayBuffer(capacity=100, planes=4, board_shape=6)
     buf.add(*_positions(60))
     stream = iter(ReplayBatches(buf, 8, seed=3))
     first = [next(stream)[2].clone() for _ in range(3)]

@@ -84,7 +84,7 @@ def test_bf16_mixed_run_searches_in_bf16_with_one_evaluator_per_callback(tmp_pat
 def test_aux_losses_reward_the_true_owner_and_margin_and_skip_positions_without_targets():
     from stonelab.games.go.rules import GoRules
 
-    module = AlphaZeroModule(lambda **kw: PolicyValueNet(9, channels=(8,), ownership_head=True, score_head=True, **kw),
+    module = AlphaZeroModule(lambda **kw: PolicyValueNet(channels=(8,), ownership_head=True, score_head=True, **kw),
                              GoRules(9))
     owner = torch.tensor([[1.0] * 40 + [-1.0] * 41])
     right = {"ownership": owner * 0.9, "score": torch.tensor([-1 / 9])}
@@ -98,4 +98,4 @@ def test_aux_losses_reward_the_true_owner_and_margin_and_skip_positions_without_
 
 def test_go_heads_on_a_gomoku_net_are_refused():
     with pytest.raises(ConfigError, match="ownership_head=true is for Go"):
-        AlphaZeroModule(lambda **kw: PolicyValueNet(6, ownership_head=True, **kw), GomokuRules(6, 4))
+        AlphaZeroModule(lambda **kw: PolicyValueNet(ownership_head=True, **kw), GomokuRules(6, 4))

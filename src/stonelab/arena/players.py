@@ -161,9 +161,11 @@ def play_match(rules, player, opponent, num_games: int, opening_moves: int = 0, 
 
 
 def _random_opening(game, rng: np.random.Generator, plies: int) -> list[int]:
-    """``plies`` uniformly random distinct points, played in turn. Where a drawn point is not
-    legal (Othello's discs must flip), that ply is drawn again among the legal moves."""
-    points = rng.choice(game.board_size ** 2, size=plies, replace=False)
+    """``plies`` uniformly random distinct moves (points; Connect Four's columns), played in
+    turn. Where a drawn one is not legal (Othello's discs must flip), that ply is drawn again
+    among the legal moves."""
+    rows, columns = game.action_shape
+    points = rng.choice(rows * columns, size=plies, replace=False)
     positions = game.new_positions(1)
     legal = np.empty(game.num_actions, dtype=np.bool_)
     opening = []

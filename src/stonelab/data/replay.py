@@ -21,26 +21,27 @@ class ReplayBufferError(StonelabError):
 class ReplayBuffer:
     """Ring buffer of ``capacity`` positions: the oldest are overwritten first.
 
-    states_bcnn uint8 [capacity, C, n, n], policies_ba float32 [capacity, A] (A: ``num_actions``,
-    default one per point; Go adds the pass),
+    states_bcnn uint8 [capacity, C, H, W] (``board_shape = (H, W)``, or ``n`` for n x n),
+    policies_ba float32 [capacity, A] (A: ``num_actions``, default one per point; Go adds the pass),
     values_b float32 [capacity] (result for the player to move).
     With ``aux_targets`` (Go) also KataGo's auxiliary targets, for the player to move:
-    ownership_bn int8 [capacity, n*n], scores_b float32 [capacity] (final margin) and
+    ownership_bn int8 [capacity, H*W], scores_b float32 [capacity] (final margin) and
     aux_weights_b float32 [capacity] (0: no target, a resigned game's position).
     """
 
-    def __init__(self, capacity: int, planes: int, board_size: int, num_actions: int | None = None,
-                 aux_targets: bool = False):
+    def __init__(self, capacity: int, planes: int, board_shape: int | tuple[int, int],
+                 num_actions: int | None = None, aux_targets: bool = False):
         if capacity < 1:
             raise ReplayBufferError(f"data.buffer_size={capacity} must be >= 1")
-        n = board_size
+        height, width = (board_shape, board_shape) if isinstance(board_shape, int) else board_shape
+        points = height * width
         self.capacity = capacity
-        self.states_bcnn = torch.zeros((capacity, planes, n, n), dtype=torch.uint8)
-        self.policies_ba = torch.zeros((capacity, num_actions or n * n), dtype=torch.float32)
+        self.states_bcnn = torch.zeros((capacity, planes, height, width), dtype=torch.uint8)
+        self.policies_ba = torch.zeros((capacity, num_actions or points), dtype=torch.float32)
         self.values_b = torch.zeros(capacity, dtype=torch.float32)
         self.aux_targets = aux_targets
         if aux_targets:
-            self.ownership_bn = torch.zeros((capacity, n * n), dtype=torch.int8)
+            self.ownership_bn = torch.zeros((capacity, points), dtype=torch.int8)
             self.scores_b = torch.zeros(capacity, dtype=torch.float32)
             self.aux_weights_b = torch.zeros(capacity, dtype=torch.float32)
         self.size = 0
@@ -53,8 +54,8 @@ class ReplayBuffer:
 
     def add(self, states: np.ndarray, policies: np.ndarray, values: np.ndarray,
             aux: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
-        """Append ``[P, C, n, n]`` planes, ``[P, A]`` policies and ``[P]`` results, and with
-        ``aux_targets`` their (ownership [P, n*n], scores [P], weights [P])."""
+        """Append ``[P, C, H, W]`` planes, ``[P, A]`` policies and ``[P]`` results, and with
+        ``aux_targets`` their (ownership [P, H*W], scores [P], weights [P])."""
         if self.aux_targets != (aux is not None):
             raise ReplayBufferError("this buffer stores ownership and score targets: give them" if self.aux_targets
                                     else "this buffer has no room for ownership and score targets")

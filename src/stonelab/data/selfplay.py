@@ -40,19 +40,21 @@ class SelfPlayDataModule(L.LightningDataModule):
         self.symmetries = registry.of(game).symmetries
         search = game.search_game()  # the planes and actions its self-play records
         # Go's games end on a scored board: its ownership and margin are training targets too.
-        self.buffer = ReplayBuffer(buffer_size, search.num_planes, game.n, search.num_actions,
+        self.board_shape, self.action_shape = search.board_shape, search.action_shape
+        self.buffer = ReplayBuffer(buffer_size, search.num_planes, self.board_shape, search.num_actions,
                                    aux_targets=hasattr(search, "final_ownership"))
 
     def add_games(self, planes: np.ndarray, policies: np.ndarray, values: np.ndarray,
                   aux: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> int:
         """Add positions (and their symmetries); returns how many entered the buffer.
-        ``aux``: Go's (ownership [P, n*n], scores [P], weights [P]), see `ReplayBuffer`."""
+        ``aux``: Go's (ownership [P, H*W], scores [P], weights [P]), see `ReplayBuffer`."""
         if self.augment:
             group = self.symmetries
             if aux is not None:  # ownership is a board map: it turns with the planes
-                ownership = np.concatenate([transform_points(aux[0], self.game.n, s) for s in SYMMETRY_GROUPS[group]])
+                ownership = np.concatenate([transform_points(aux[0], self.board_shape, s)
+                                            for s in SYMMETRY_GROUPS[group]])
                 aux = (ownership, np.tile(aux[1], group), np.tile(aux[2], group))
-            planes, policies = all_symmetries(planes, policies, group)
+            planes, policies = all_symmetries(planes, policies, group, self.action_shape)
             values = np.tile(values, group)
         self.buffer.add(planes, policies, values, aux)
         return len(values)

@@ -208,15 +208,18 @@ def net_for_game(net: nn.Module | Callable[..., nn.Module], game) -> nn.Module:
     """The policy-value net for ``game``'s search planes and actions.
 
     ``net`` is a net, or (conf/model/alphazero.yaml: ``_partial_: true``) a function that
-    builds one given ``in_planes`` and ``num_actions`` (None: one per point, Gomoku's), so
-    one model config serves Gomoku's 4 planes and n*n moves and Go's planes and pass.
-    A built net whose shape does not fit the game is refused naming both.
+    builds one given the game's board (``board_size`` rows, ``board_width`` columns when
+    they differ), ``in_planes`` and ``num_actions`` (None: one per point, Gomoku's), so one
+    model config serves Gomoku's 4 planes and n*n moves, Go's planes and pass, and any
+    registered game's shapes. A built net whose shape does not fit the game is refused naming both.
     """
     search = game.search_game()
-    actions = None if search.num_actions == game.n * game.n else search.num_actions
+    height, width = search.board_shape
+    actions = None if search.num_actions == height * width else search.num_actions
     if not isinstance(net, nn.Module):
+        board = {"board_size": height, **({"board_width": width} if width != height else {})}
         try:
-            net = net(in_planes=search.num_planes, num_actions=actions)
+            net = net(**board, in_planes=search.num_planes, num_actions=actions)
         except (TypeError, ValueError, RuntimeError) as exc:  # a word where a number belongs
             target = getattr(getattr(net, "func", None), "__qualname__", "the net")
             module = getattr(getattr(net, "func", None), "__module__", "")
@@ -228,10 +231,12 @@ def net_for_game(net: nn.Module | Callable[..., nn.Module], game) -> nn.Module:
     if aux and not hasattr(search, "final_ownership"):
         raise ConfigError(f"model.net.{aux[0]}=true is for Go (a final owner and margin to learn); "
                           f"{game.name} games have none: set it to false")
-    got = (config.get("in_planes"), config.get("num_actions"))
-    if got != (search.num_planes, actions):
-        raise ConfigError(f"model.net takes in_planes={got[0]} and num_actions={got[1]}, but {game.name} "
-                          f"searches with {search.num_planes} planes and {search.num_actions} actions")
+    got = (config.get("in_planes"), config.get("num_actions"), config.get("board_size"),
+           config.get("board_width", config.get("board_size")))
+    if got != (search.num_planes, actions, height, width):
+        raise ConfigError(f"model.net takes in_planes={got[0]}, num_actions={got[1]} on a {got[2]}x{got[3]} "
+                          f"board, but {game.name} searches with {search.num_planes} planes and "
+                          f"{search.num_actions} actions on a {height}x{width} board")
     return net
 
 

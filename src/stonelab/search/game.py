@@ -49,7 +49,7 @@ on every array):
                                    (legal, possibly restricted by the game's own rules,
                                    never empty while the game is on); returns
                                    (candidates, legal moves)
-``encode(game, pos, out)``         network planes ``out[C, n, n]`` float32 from the mover's view
+``encode(game, pos, out)``         network planes ``out[C, H, W]`` float32 from the mover's view
 ``rollout(game, pos)``             play ``pos`` out at random (``pos`` is overwritten); value
                                    +1 / 0 / -1 for the side to move at ``pos``
 =================================  ===============================================
@@ -82,14 +82,21 @@ class SearchGame(Protocol):
 
     spec: namedtuple of the game's static parameters; its class was given to
       `register_game`, and it is the ``game`` argument of every kernel.
-    num_actions: moves the policy covers (``A``).
-    num_planes, board_size: network input ``[num_planes, board_size, board_size]``.
+    num_actions: moves the policy covers (``A``): one per point of the board, one per
+      point and a pass (Go, Othello), or any other count (Connect Four: one per column).
+    num_planes, board_shape: network input ``[num_planes, height, width]`` with
+      ``board_shape = (height, width)``; a rectangle is fine.
+    action_shape: the grid the actions lie on, ``(rows, columns)``, for the symmetries of
+      the replay buffer: a symmetry moves action ``r * columns + c`` as it moves that point
+      of such a grid (the board itself for point moves; Connect Four's ``(1, 7)`` columns);
+      actions past ``rows * columns`` (a pass) stay where they are.
     """
 
     spec: tuple
     num_actions: int
     num_planes: int
-    board_size: int
+    board_shape: tuple[int, int]
+    action_shape: tuple[int, int]
 
     def new_positions(self, count: int):
         """``count`` start positions as one batched position namedtuple."""

@@ -196,9 +196,10 @@ class BatchedMCTS:
             self.reset(g)
 
     def _new_batch(self, size: int, max_nodes: int) -> T.LeafBatch:
-        n, g = self.game.board_size, self.num_games
+        g = self.num_games
         return T.LeafBatch(
-            np.zeros((size, self.game.num_planes, n, n), dtype=np.float32), self.game.new_positions(size),
+            np.zeros((size, self.game.num_planes, *self.game.board_shape), dtype=np.float32),
+            self.game.new_positions(size),
             np.zeros(size, dtype=np.int32), np.zeros(size, dtype=np.int32),
             # A path never holds more edges than the tree has nodes.
             np.zeros((size, max_nodes + 1), dtype=np.int32), np.zeros(size, dtype=np.int32),
@@ -255,9 +256,8 @@ class BatchedMCTS:
         return float(tree.value_sum[g, best]) / visits if visits else None
 
     def root_planes(self, g: int) -> np.ndarray:
-        """Network planes ``[C, n, n]`` float32 of game ``g``'s root position."""
-        n = self.game.board_size
-        planes = np.zeros((self.game.num_planes, n, n), dtype=np.float32)
+        """Network planes ``[C, H, W]`` float32 of game ``g``'s root position."""
+        planes = np.zeros((self.game.num_planes, *self.game.board_shape), dtype=np.float32)
         T.encode_root(self.game.spec, self.roots, g, planes)
         return planes
 

@@ -226,7 +226,7 @@ def _collect(finished: list[tuple], mcts: BatchedMCTS) -> SelfPlayGames:
     if planes:
         planes, policies = np.stack(planes), np.stack(policies).astype(np.float32)
     else:  # every search of these games was a cheap one (playout cap randomization)
-        planes = np.zeros((0, game.num_planes, game.board_size, game.board_size), dtype=np.uint8)
+        planes = np.zeros((0, game.num_planes, *game.board_shape), dtype=np.uint8)
         policies = np.zeros((0, game.num_actions), dtype=np.float32)
     return SelfPlayGames(
         planes=planes, policies=policies,
@@ -243,7 +243,7 @@ def _aux_targets(finished: list[tuple], movers: np.ndarray, game) -> dict:
     a game whose search scores no final board."""
     if not hasattr(game, "final_ownership"):
         return {}
-    points = game.board_size * game.board_size
+    points = int(np.prod(game.board_shape))
     owners, margins, weights = [], [], []
     for records, _, _, final in finished:
         owner, margin = final if final is not None else (np.zeros(points, dtype=np.int8), 0.0)

@@ -99,14 +99,14 @@ class GoNetEvaluator(PositionEvaluator):
         self.value = value
         self.rollouts = rollouts
         self.encoder = ENCODERS[predictor.encoder]
-        self.scratch = maddison_scratch(search.board_size)
+        self.scratch = maddison_scratch(search.board_shape[0])  # Go boards are square
         self.staging = HostStaging(predictor.device)  # leaves to a GPU through one pinned buffer
         self.forward_calls = 0
 
     @torch.inference_mode()
     def outputs(self, positions, count: int):
         """The net's `GoModelOutput` for the first ``count`` positions of a search batch."""
-        n = self.search.board_size
+        n = self.search.board_shape[0]
         planes = np.zeros((count, self.encoder.num_planes, n, n), dtype=np.uint8)
         encode_positions_into(positions, count, self.encoder.encoder_id, planes, self.scratch)
         device = self.predictor.device

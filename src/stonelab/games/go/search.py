@@ -254,7 +254,7 @@ class GoSearch:
             raise ConfigError("candidate pruning is Gomoku's; Go searches all legal moves")
         self.rules = rules
         self.pruning = None
-        self.board_size = rules.n
+        self.board_shape = self.action_shape = (rules.n, rules.n)
         self.num_actions = rules.num_actions
         self.max_moves = int(max_moves or 2 * rules.num_points)
         self.fill_own_eyes = bool(fill_own_eyes)

@@ -184,7 +184,7 @@ class GomokuSearch:
         self.pruning.validate_for_board(rules.n)
         self.spec = GomokuGame(rules.n, rules.k, tuple(int(p) for p in self.pruning.params()))
         self.num_actions = rules.num_actions
-        self.board_size = rules.n
+        self.board_shape = self.action_shape = (rules.n, rules.n)
 
     def new_positions(self, count: int) -> GomokuPosition:
         positions = GomokuPosition(np.zeros((count, self.num_actions), dtype=np.int8),

@@ -233,7 +233,7 @@ class OthelloSearch:
         self.pruning = None
         self.spec = OthelloGame(rules.n)
         self.num_actions = rules.num_actions
-        self.board_size = rules.n
+        self.board_shape = self.action_shape = (rules.n, rules.n)
         self.pass_move = rules.pass_move
 
     def new_positions(self, count: int) -> OthelloPosition:

@@ -36,15 +36,18 @@ class ResidualBlock(nn.Module):
 
 
 class PolicyValueNet(nn.Module):
-    """``planes [B, 4, n, n]`` -> ``(log_policy [B, A], value [B])``, ``A = n*n`` unless ``num_actions`` is given.
+    """``planes [B, C, H, W]`` -> ``(log_policy [B, A], value [B])``, ``A = H*W`` unless ``num_actions`` is given.
 
-    ``num_actions=n*n+1`` gives Go's pass a policy entry.
+    ``num_actions=n*n+1`` gives Go's pass a policy entry; Connect Four's 7 are its columns.
+    The board is ``board_size x board_size``, or ``board_size`` rows by ``board_width``
+    columns when a width is given (a rectangle).
     """
 
     def __init__(self, board_size: int, in_planes: int = 4,
                  channels: tuple[int, ...] = (32, 64, 128), res_blocks: int = 0,
                  policy_planes: int = 4, value_planes: int = 2, value_hidden: int = 64,
-                 num_actions: int | None = None, ownership_head: bool = False, score_head: bool = False):
+                 num_actions: int | None = None, ownership_head: bool = False, score_head: bool = False,
+                 board_width: int | None = None):
         super().__init__()
         if not channels or min(channels) < 1 or res_blocks < 0:
             raise ConfigError(f"model.net: channels={list(channels)} must be a non-empty list of "
@@ -55,10 +58,12 @@ class PolicyValueNet(nn.Module):
                        "value_planes": value_planes, "value_hidden": value_hidden}
         if num_actions is not None:  # only then, so Gomoku checkpoints keep their config
             self.config["num_actions"] = num_actions
+        if board_width is not None and board_width != board_size:  # a rectangle (the same reason)
+            self.config["board_width"] = board_width
         for name, wanted in (("ownership_head", ownership_head), ("score_head", score_head)):
             if wanted:  # only then, so checkpoints without them keep their config
                 self.config[name] = True
-        n = board_size
+        points = board_size * (board_width or board_size)
         layers: list[nn.Module] = []
         width = in_planes
         for out in channels:
@@ -67,9 +72,9 @@ class PolicyValueNet(nn.Module):
         layers += [ResidualBlock(width) for _ in range(res_blocks)]
         self.trunk = nn.Sequential(*layers)
         self.policy_conv = nn.Conv2d(width, policy_planes, 1)
-        self.policy_fc = nn.Linear(policy_planes * n * n, num_actions or n * n)
+        self.policy_fc = nn.Linear(policy_planes * points, num_actions or points)
         self.value_conv = nn.Conv2d(width, value_planes, 1)
-        self.value_fc1 = nn.Linear(value_planes * n * n, value_hidden)
+        self.value_fc1 = nn.Linear(value_planes * points, value_hidden)
         self.value_fc2 = nn.Linear(value_hidden, 1)
         self.ownership_conv = nn.Conv2d(width, 1, 1) if ownership_head else None
         self.score_fc = nn.Linear(value_hidden, 1) if score_head else None
