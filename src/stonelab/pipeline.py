@@ -59,10 +59,10 @@ def build(cfg: DictConfig):
         from lightning.pytorch.callbacks import LearningRateMonitor
 
         callbacks = [c for c in callbacks if not isinstance(c, LearningRateMonitor)]
-    for cb in callbacks:  # a window larger than the board is refused before any self-play
+    for cb in callbacks:  # the game's search refuses pruning it cannot use before any self-play
         pruning = getattr(cb, "pruning", None)
         if pruning is not None:
-            pruning.validate_for_board(game.n)
+            game.search_game(pruning)
     check_budget(cfg, model, callbacks)
     # Its safe points follow the work of the others' hooks (the round in on_train_batch_start).
     callbacks.sort(key=lambda c: isinstance(c, StopOnSignal))

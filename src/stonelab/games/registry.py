@@ -29,8 +29,10 @@ class GameSpec:
     name: the game's word in checkpoints' identities and messages' keys ("gomoku").
     title: the game in sentences ("Gomoku").
     rules: the rules class ``conf/game/*.yaml`` builds (its ``_target_``); an instance has
-      ``name`` (e.g. "gomoku_8x8_c5"), ``n`` (board side), ``num_actions`` and
-      ``search_game(pruning=None)``, which returns ``registry.of(self).search(self, pruning)``.
+      ``name`` (e.g. "gomoku_8x8_c5"), ``num_actions`` and ``search_game(pruning=None)``,
+      which returns ``registry.of(self).search(self, pruning)``; board and action shapes
+      come from that search game (``board_shape``, ``action_shape``), so a board need not
+      be square (Connect Four's 6x7 with 7 column actions).
     identity: ``(rules, model) -> dict``: the rules' fields a checkpoint of ``model`` stores
       beside ``model`` and ``game`` (board size, line length, komi ...).
     from_identity: ``identity -> rules``: the rules a checkpoint's model plays.
@@ -41,8 +43,9 @@ class GameSpec:
     pure_mcts: ``(rules, playouts, c_puct, seed) -> player``: the uniform-prior, random-
       rollout opponent of matches and in-run evaluation (`stonelab.arena.players`).
     symmetries: how many board symmetries keep the rules (8 on a square board; a
-      rectangular one has 4): self-play stores every position in the first ``symmetries``
-      transforms of `stonelab.games.symmetry`.
+      rectangular one has 4; 2 is the left-right mirror of a board with a "down", as
+      Connect Four's): self-play stores every position in each transform of that group
+      (`stonelab.games.symmetry.SYMMETRY_GROUPS`).
     protocols: the engine protocols ``src/play.py`` can serve a trained model over
       ("gtp", "gomocup"); empty: none yet.
     tactics: ``(cfg, path, playouts) -> dict`` running ``task=tactics``, or None.
@@ -50,7 +53,8 @@ class GameSpec:
       that ``task=match opponent=<name>`` plays (Othello's "positional").
     learned_by: in words, which models learn it (for the message refusing another model).
     max_opening: ``rules -> int``: the most random opening moves a match may start from
-      (``task=match opening_moves``) without deciding the game.
+      (``task=match opening_moves``) without deciding the game (default: a quarter of a
+      square board's ``n * n`` points; other boards give their own).
     bench_playouts, bench_games, bench_parallel: ``python -m stonelab.bench mcts`` defaults
       (playouts per move, games, games searched at once), sized so that a run takes seconds.
     """
