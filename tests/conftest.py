@@ -85,6 +85,27 @@ def compose_train(compose_config, tiny_overrides):
     return compose_train
 
 
+@pytest.fixture
+def straight_and_resumed(compose_train, tmp_path):
+    """``straight_and_resumed(overrides)``: train 2 epochs straight, and 1 epoch then a resume
+    to 2, with the same ``overrides``; returns (the straight run's last checkpoint, the
+    resumed run's, the resumed run's result), the checkpoints as loaded state dicts."""
+    import torch
+
+    from stonelab.pipeline import train
+
+    def run(overrides: list[str]):
+        train(compose_train(["trainer.max_epochs=2", *overrides], tmp_path / "a"))
+        train(compose_train(["trainer.max_epochs=1", *overrides], tmp_path / "b"))
+        last = tmp_path / "b" / "checkpoints" / "last.ckpt"
+        result = train(compose_train(["trainer.max_epochs=2", f"ckpt_path={last}", *overrides], tmp_path / "c"))
+        straight, resumed = (torch.load(tmp_path / run / "checkpoints" / "last.ckpt", map_location="cpu",
+                                        weights_only=True) for run in ("a", "c"))
+        return straight, resumed, result
+
+    return run
+
+
 def _go_sample(root: Path, folder: Path, games: int) -> Path:
     """The first ``games`` committed KGS sample games, copied into ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)

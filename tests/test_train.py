@@ -73,17 +73,12 @@ def test_resume_continues_exactly(tmp_path, compose_train):
         assert torch.equal(value, c["state_dict"][key]), key
 
 
-def test_alphazero_on_go_resumes_exactly(tmp_path, compose_train):
+def test_alphazero_on_go_resumes_exactly(straight_and_resumed):
     """AlphaZero on 9x9 Go with KataGo's ownership and score targets and score utility: 2 epochs
     straight == 1 epoch then a resume; the checkpoint is Go's."""
-    go = ["game=go_9", "model.net.channels=[8,16]", "logger=none", "callbacks.evaluation.at_train_end=false",
-          "model.net.ownership_head=true", "model.net.score_head=true", "search.score_utility=0.25"]
-    train(compose_train(["trainer.max_epochs=2", *go], tmp_path / "a"))
-    train(compose_train(["trainer.max_epochs=1", *go], tmp_path / "b"))
-    last = tmp_path / "b" / "checkpoints" / "last.ckpt"
-    result = train(compose_train(["trainer.max_epochs=2", f"ckpt_path={last}", *go], tmp_path / "c"))
-    a = _state(tmp_path / "a" / "checkpoints" / "last.ckpt")
-    c = _state(tmp_path / "c" / "checkpoints" / "last.ckpt")
+    a, c, result = straight_and_resumed([
+        "game=go_9", "model.net.channels=[8,16]", "logger=none", "callbacks.evaluation.at_train_end=false",
+        "model.net.ownership_head=true", "model.net.score_head=true", "search.score_utility=0.25"])
     assert c["stonelab"]["identity"] == {"model": "alphazero", "game": "go", "board_size": 9, "komi": 7.0}
     assert a["stonelab"]["train_steps"] == c["stonelab"]["train_steps"] == result["train_steps"] == 4
     buffer = c["SelfPlayDataModule"]["buffer"]

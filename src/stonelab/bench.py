@@ -748,10 +748,10 @@ def suite_engine(args) -> dict:
 
     import torch
 
-    from stonelab.games.go.rules import GoRules
-    from stonelab.games.go.search import GoSearch
     from stonelab.games.go.evaluator import GoNetEvaluator
     from stonelab.games.go.players import GoSearchPlayer, pure_mcts_player
+    from stonelab.games.go.rules import GoRules
+    from stonelab.games.go.search import GoSearch
     from stonelab.models.inference import MovePredictor
     from stonelab.models.nets.maddison import MaddisonNet
     from stonelab.search.mcts import MCTSConfig

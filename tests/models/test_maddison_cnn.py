@@ -207,8 +207,8 @@ def test_negative_value_weight_is_refused():
 
 
 def test_search_uses_the_value_head_of_a_checkpoint(tmp_path, save_checkpoint, tiny_maddison_checkpoint):
-    from stonelab.games.go.search import GoSearch
     from stonelab.games.go.evaluator import GoNetEvaluator
+    from stonelab.games.go.search import GoSearch
     from stonelab.models.inference import MovePredictor
     from stonelab.models.move_prediction import MovePredictionModule
 
@@ -230,8 +230,8 @@ def test_search_uses_the_value_head_of_a_checkpoint(tmp_path, save_checkpoint, t
 def test_a_mixed_leaf_value_is_the_mean_of_the_net_and_the_playouts(tmp_path, save_checkpoint,
                                                                      tiny_maddison_checkpoint):
     from stonelab.errors import ConfigError
-    from stonelab.games.go.search import GoSearch
     from stonelab.games.go.evaluator import GoNetEvaluator
+    from stonelab.games.go.search import GoSearch
     from stonelab.models.inference import MovePredictor
     from stonelab.models.move_prediction import MovePredictionModule
     from stonelab.search import tree as T

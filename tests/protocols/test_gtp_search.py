@@ -8,10 +8,10 @@ import pytest
 import torch
 
 from stonelab.errors import ConfigError
-from stonelab.games.go.rules import GoRules
-from stonelab.games.go.search import GoSearch
 from stonelab.games.go.evaluator import GoNetEvaluator
 from stonelab.games.go.players import GoSearchPlayer
+from stonelab.games.go.rules import GoRules
+from stonelab.games.go.search import GoSearch
 from stonelab.models.inference import BoardEstimate, MovePredictor
 from stonelab.models.nets.maddison import MaddisonNet
 from stonelab.protocols.gtp import move_name, parse_vertex

@@ -58,8 +58,8 @@ import numpy as np
 
 from stonelab.errors import ConfigError
 from stonelab.games.go.ownership import open_points
-from stonelab.games.go.rules import GoState
 from stonelab.games.go.players import GoSearchPlayer, MoveInfo
+from stonelab.games.go.rules import GoState
 from stonelab.models.inference import BoardEstimate
 from stonelab.protocols.gtp import (
     GTPEngine,

@@ -15,13 +15,8 @@ from stonelab.arena.players import play_match, pure_mcts_player
 from stonelab.data.selfplay import SelfPlayDataModule
 from stonelab.games.connect4.rules import Connect4Rules, board_from_rows
 from stonelab.pipeline import train
-from stonelab.search import tree as T
 
 CONNECT4 = ["game=connect4", "logger=none", "callbacks.evaluation.at_train_end=false"]
-
-
-def _state(path):
-    return torch.load(path, map_location="cpu", weights_only=True)
 
 
 def test_the_mirror_moves_columns_with_the_board():
@@ -57,15 +52,10 @@ def test_pure_mcts_1000_beats_pure_mcts_50():
     assert result.wins >= 5, result
 
 
-def test_connect4_trains_and_resumes_exactly(tmp_path, compose_train):
+def test_connect4_trains_and_resumes_exactly(straight_and_resumed):
     """2 epochs straight == 1 epoch then a resume; the checkpoint says Connect Four 6x7, the buffer
     holds [5, 6, 7] planes and 7 actions, and the net's heads are sized for them."""
-    train(compose_train(["trainer.max_epochs=2", *CONNECT4], tmp_path / "a"))
-    train(compose_train(["trainer.max_epochs=1", *CONNECT4], tmp_path / "b"))
-    last = tmp_path / "b" / "checkpoints" / "last.ckpt"
-    result = train(compose_train(["trainer.max_epochs=2", f"ckpt_path={last}", *CONNECT4], tmp_path / "c"))
-    a = _state(tmp_path / "a" / "checkpoints" / "last.ckpt")
-    c = _state(tmp_path / "c" / "checkpoints" / "last.ckpt")
+    a, c, result = straight_and_resumed(CONNECT4)
     assert result["game"] == "connect4_6x7"
     assert c["stonelab"]["identity"] == {"model": "alphazero", "game": "connect4", "rows": 6, "columns": 7,
                                          "connect": 4}

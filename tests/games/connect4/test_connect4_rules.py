@@ -134,6 +134,6 @@ def test_planes_from_the_movers_view():
     T.encode_root(search.spec, positions, 0, planes)
     assert planes[0, 1, 3] == 1 and planes[0].sum() == 1  # white's own disc, row 1 (from the bottom)
     assert planes[1, 0, 2] == planes[1, 0, 3] == 1 and planes[1].sum() == 2
-    landing = {(r, c) for r, c in zip(*np.nonzero(planes[2]))}
+    landing = {(int(r), int(c)) for r, c in np.argwhere(planes[2])}
     assert landing == {(0, 0), (0, 1), (1, 2), (2, 3), (0, 4), (0, 5), (0, 6)}
     assert planes[3].all() and not planes[4].any()  # the second player is to move

@@ -15,19 +15,10 @@ from stonelab.pipeline import train
 OTHELLO = ["game=othello_6", "logger=none", "callbacks.evaluation.at_train_end=false"]
 
 
-def _state(path):
-    return torch.load(path, map_location="cpu", weights_only=True)
-
-
-def test_othello_trains_and_resumes_exactly(tmp_path, compose_train):
+def test_othello_trains_and_resumes_exactly(straight_and_resumed):
     """2 epochs straight == 1 epoch then a resume; the checkpoint says Othello 6x6 and the buffer
     holds its 4 planes and 37 actions."""
-    train(compose_train(["trainer.max_epochs=2", *OTHELLO], tmp_path / "a"))
-    train(compose_train(["trainer.max_epochs=1", *OTHELLO], tmp_path / "b"))
-    last = tmp_path / "b" / "checkpoints" / "last.ckpt"
-    result = train(compose_train(["trainer.max_epochs=2", f"ckpt_path={last}", *OTHELLO], tmp_path / "c"))
-    a = _state(tmp_path / "a" / "checkpoints" / "last.ckpt")
-    c = _state(tmp_path / "c" / "checkpoints" / "last.ckpt")
+    a, c, result = straight_and_resumed(OTHELLO)
     assert result["game"] == "othello_6x6"
     assert c["stonelab"]["identity"] == {"model": "alphazero", "game": "othello", "board_size": 6}
     assert a["stonelab"]["train_steps"] == c["stonelab"]["train_steps"] == 4

@@ -230,8 +230,8 @@ class GoSearchPlayer:
 def go_search_player(predictor, search: dict) -> GoSearchPlayer:
     """The `GoSearchPlayer` of a Go move predictor with ``search`` settings (`MCTSConfig` fields)."""
     from stonelab.errors import ConfigError
-    from stonelab.models.alphazero_go import AlphaZeroGoModel
     from stonelab.games.go.evaluator import GoNetEvaluator
+    from stonelab.models.alphazero_go import AlphaZeroGoModel
 
     config = MCTSConfig(**search)
     rules = predictor.rules
