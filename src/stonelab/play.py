@@ -64,12 +64,18 @@ def gomocup_engine(cfg: DictConfig, notice: CompileNotice):
     search, pruning = MCTSConfig(**cfg.search), PruningConfig(**cfg.pruning)  # bad values: refused before loading
     loaded = checkpoints.load(cfg.ckpt_path)  # its game speaks this protocol: check_protocol
     game = loaded.game
-    player = NeuralMCTSPlayer(game, net_evaluator(loaded.net, resolve_device(cfg.device)), search, pruning=pruning)
+    evaluate = net_evaluator(loaded.net, resolve_device(cfg.device))
+    player = NeuralMCTSPlayer(game, evaluate, search, pruning=pruning)
     player.warm_up()
     notice.ready("the search is compiled")
     about = {"name": cfg.name, "version": __version__, "author": "stonelab",
              "country": "", "www": "", "email": ""}
-    return GomocupEngine(game, search_chooser(player), about=about)
+
+    def chooser_for(rules):  # INFO rule: the candidate restriction is freestyle's, so other rules search all
+        other = NeuralMCTSPlayer(rules, evaluate, search, pruning=pruning if rules.rule == game.rule else None)
+        return search_chooser(other)
+
+    return GomocupEngine(game, search_chooser(player), about=about, chooser_for=chooser_for)
 
 
 def analysis_engine(cfg: DictConfig, notice: CompileNotice):

@@ -51,7 +51,7 @@ def test_start_about_sizes_and_unknown_commands():
     assert talk(engine(), "BEGIN\n") == ["ERROR send START 8 first"]
     # INFO is never answered, except to warn that a rule is not what the model plays
     assert talk(engine(), "INFO rule 0\nINFO rule 1\nINFO max_memory 83886080\n") == [
-        "MESSAGE this model plays free-style 5 in a row; rule 1 is ignored"]
+        "MESSAGE this model plays freestyle 5 in a row; rule 1 is ignored"]
 
 
 def test_a_game_through_the_protocol_with_x_then_y_coordinates():
@@ -117,7 +117,7 @@ def test_numbers_are_short_ascii_digits_everywhere():
         "ERROR coordinate too large (5000 digits)", r"ERROR expected X,Y but got '\xb2,1'",
         "ERROR INFO max_memory too large (5000 digits)", r"ERROR INFO rule needs a number, got '\xb2'",
         r"ERROR INFO timeout_turn needs a number, got '\uff15'", None, "ERROR INFO needs a KEY and a VALUE",
-        "MESSAGE this model plays free-style 5 in a row; rule 3 is ignored"]
+        "MESSAGE this model plays freestyle 5 in a row; rule 3 is ignored"]
     assert eng.info == {"time_left": "-5", "rule": "0003"} and eng.moves == []  # refused values not stored
     assert talk(eng, f"BOARD\n{huge},1,1\nDONE\nBOARD\n٣,1,2\nDONE\nBOARD\n1,1,²\nDONE\nTURN 0008,0\nTURN 00001,1\n") == [
         "ERROR coordinate too large (5000 digits)", r"ERROR expected X,Y but got '\u0663,1'",
@@ -414,3 +414,25 @@ def test_a_fresh_install_compiles_before_start_not_in_the_first_timed_move(tmp_p
     [reply], seconds = brain.ask("BEGIN")
     assert re.fullmatch(r"[0-5],[0-5]", reply) and seconds < 1.0
     assert brain.end() == 0
+
+
+def test_info_rule_switches_the_referee_and_the_search_rules():
+    """INFO rule 4 makes the brain referee renju (a forbidden point for black is refused) and
+    rebuild its chooser for renju; caro is refused with a MESSAGE and the rules stay."""
+    built = []
+
+    def chooser_for(rules):
+        built.append(rules)
+        return lambda moves, deadline: min(set(range(225)) - set(moves))
+
+    eng = GomocupEngine(GomokuRules(15, 5), chooser_for(GomokuRules(15, 5)), chooser_for=chooser_for)
+    assert talk(eng, "INFO rule 4\n") == ["MESSAGE playing renju (rule 4) with a model trained on freestyle"]
+    assert eng.rules == GomokuRules(15, 5, "renju") and built[-1] == eng.rules
+    assert talk(eng, "INFO rule 8\n") == ["MESSAGE caro (rule 8) is not supported; playing renju"]
+    # the opponent, black, playing (7,7) would make a double three: refused, the game as it was
+    assert talk(eng, "START 15\n") == ["OK"]
+    black, white = [(7, 5), (7, 6), (5, 7), (6, 7)], [(0, 0), (0, 1), (0, 2), (14, 14)]
+    eng.replay([r * 15 + c for pair in zip(black, white, strict=True) for r, c in pair])
+    assert talk(eng, "TURN 7,7\n") == ["ERROR 7,7 is forbidden to black (renju)"] and len(eng.moves) == 8
+    assert talk(eng, "INFO rule 1\n") == ["MESSAGE playing standard (rule 1) with a model trained on freestyle"]
+    assert talk(eng, "INFO rule 0\n") == [] and eng.rules == GomokuRules(15, 5)

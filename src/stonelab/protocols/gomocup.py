@@ -12,8 +12,12 @@ is ``Y * n + X`` in `stonelab.games.gomoku.rules`'s layout.
 
 Commands: START, RECTSTART (square only), RESTART, BEGIN, TURN, BOARD ... DONE, TAKEBACK,
 INFO (stored, answered only to warn or refuse), ABOUT, END. The model plays only its own
-board size and win length (freestyle: a longer line also wins); other sizes get ``ERROR``,
-and a rule or win length the model was not trained for gets a ``MESSAGE`` warning.
+board size and win length; other sizes get ``ERROR``. ``INFO rule`` (Gomocup's bits: 1
+exactly five, 4 renju; 2, a continuous game, changes nothing here) switches the rules the
+brain referees and searches by, when a factory for other rules was given (src/play.py gives
+one): a five-in-a-row model then plays standard or renju, its search never choosing a
+forbidden point, with a ``MESSAGE`` when the model learned another rule set. Caro (8) and
+rules for another line length are refused with a ``MESSAGE``; the brain keeps its rules.
 
 Time: ``INFO timeout_turn``, ``timeout_match`` and ``time_left`` (milliseconds) set each
 move's budget (`GomocupClock`); the search stops on it, or after ``search.playouts``,
@@ -42,7 +46,18 @@ from typing import TextIO
 
 import numpy as np
 
-from stonelab.games.gomoku.rules import BLACK, EMPTY, MOVER_WINS, ONGOING, GomokuRules, outcome_after
+from stonelab.games.gomoku import renju
+from stonelab.games.gomoku.rules import (
+    BLACK,
+    EMPTY,
+    EXACT_FIVE,
+    FREESTYLE,
+    MOVER_WINS,
+    ONGOING,
+    RENJU,
+    RULE_NAMES,
+    GomokuRules,
+)
 from stonelab.protocols.streams import CONTROL, MAX_DIGITS, MAX_LINE, input_lines, protocol_streams, shown
 
 # ASCII only: \d and str.isdigit also take "²" or "٣", which int() then refuses or misreads
@@ -128,13 +143,17 @@ class GomocupEngine:
 
     ``choose(moves, deadline) -> point`` gets the game's moves from the empty board (black
     first) and returns the move for the side to play, by ``time.monotonic()`` ``deadline``
-    (None: no time limit).
+    (None: no time limit). ``chooser_for(rules) -> choose``, when given, builds the chooser
+    for other rules (``INFO rule``); without it the brain keeps ``rules``.
     """
 
     def __init__(self, rules: GomokuRules, choose: Callable[[list[int], float | None], int], *,
-                 about: dict[str, str] | None = None):
+                 about: dict[str, str] | None = None,
+                 chooser_for: Callable[[GomokuRules], Callable[[list[int], float | None], int]] | None = None):
         self.rules = rules
+        self.trained_rules = rules
         self.choose = choose
+        self.chooser_for = chooser_for
         self.about = about or {"name": "stonelab"}
         self.info: dict[str, str] = {}
         self.clock = GomocupClock()
@@ -145,7 +164,7 @@ class GomocupEngine:
         self.outcome = ONGOING
         self.board_lines: list[str] | None = None  # collecting a BOARD ... DONE block
         self.finished = False
-        outcome_after(self.board, rules.n, rules.k, 0, 1)  # compiled (or read from numba's cache) now, not in a timed TURN
+        renju.outcome_after(self.board, rules.n, rules.k, rules.rule, 0, 1)  # compiled (or read from numba's cache) now, not in a timed TURN
         self.commands: dict[str, Callable[[str], str | None]] = {
             "START": self.start, "RECTSTART": self.rectstart, "RESTART": self.restart,
             "BEGIN": self.begin, "TURN": self.turn, "BOARD": self.board_begin,
@@ -179,9 +198,13 @@ class GomocupEngine:
                                                       else "the board is full") + ")")
         if self.board[point] != EMPTY:
             raise GomocupError(f"{self.coordinates(point)} is occupied")
-        self.board[point] = BLACK if len(self.moves) % 2 == 0 else -BLACK
+        colour = BLACK if len(self.moves) % 2 == 0 else -BLACK
+        if self.rules.rule == RENJU and colour == BLACK and renju.forbidden(self.board, self.rules.n, point, 0):
+            raise GomocupError(f"{self.coordinates(point)} is forbidden to black (renju)")
+        self.board[point] = colour
         self.moves.append(point)
-        self.outcome = outcome_after(self.board, self.rules.n, self.rules.k, point, len(self.moves))
+        self.outcome = renju.outcome_after(self.board, self.rules.n, self.rules.k, self.rules.rule, point,
+                                           len(self.moves))
 
     def deadline(self) -> float | None:
         """The ``time.monotonic()`` by which the move must be chosen (None: no limit)."""
@@ -320,8 +343,32 @@ class GomocupEngine:
         if key in ("timeout_turn", "timeout_match", "time_left"):
             self.clock = self.clock.updated(key, number)
         self.info[key] = value
-        if key == "rule" and number != 0:
-            return f"MESSAGE this model plays free-style {self.rules.k} in a row; rule {number} is ignored"
+        if key == "rule":
+            return self.set_rule(number)
+        return None
+
+    def set_rule(self, bits: int) -> str | None:
+        """``INFO rule``: play by Gomocup's rule ``bits`` where this brain can (see the module doc)."""
+        rule = RENJU if bits & 4 else EXACT_FIVE if bits & 1 else FREESTYLE
+        if bits & 8:
+            return f"MESSAGE caro (rule {bits}) is not supported; playing {RULE_NAMES[self.rules.rule]}"
+        if rule == self.rules.rule:
+            return None
+        if self.rules.k != 5 or self.chooser_for is None:
+            return (f"MESSAGE this model plays {RULE_NAMES[self.rules.rule]} {self.rules.k} in a row; "
+                    f"rule {bits} is ignored")
+        old = (self.rules, self.choose)
+        self.rules = replace(self.rules, rule=rule)
+        try:
+            self.replay(list(self.moves))  # the game so far, refereed by the new rules
+        except GomocupError as exc:
+            self.rules = old[0]
+            raise GomocupError(f"rule {bits}: the game so far breaks it ({exc}); keeping "
+                               f"{RULE_NAMES[self.rules.rule]}") from None
+        self.choose = self.chooser_for(self.rules)
+        if rule != self.trained_rules.rule:
+            return (f"MESSAGE playing {RULE_NAMES[rule]} (rule {bits}) with a model trained on "
+                    f"{RULE_NAMES[self.trained_rules.rule]}")
         return None
 
     def describe(self, args: str) -> str:

@@ -1,10 +1,10 @@
-"""Gomoku (freestyle k in a row): the rules (`rules`), the search adapter (`search`), seed
-000's candidate restriction (`candidates`) and the tactics suite (`tactics`)."""
+"""Gomoku (k in a row; freestyle, standard or renju): the rules (`rules`, `renju`), the search
+adapter (`search`), seed 000's candidate restriction (`candidates`) and the tactics suite (`tactics`)."""
 
 from __future__ import annotations
 
 from stonelab.games import registry
-from stonelab.games.gomoku.rules import GomokuRules
+from stonelab.games.gomoku.rules import FREESTYLE, RULE_NAMES, GomokuRules
 
 
 def _search(rules: GomokuRules, pruning=None):
@@ -32,10 +32,14 @@ SPEC = registry.register(registry.GameSpec(
     name="gomoku",
     title="Gomoku",
     rules=GomokuRules,
-    identity=lambda rules, model: {"board_size": rules.n, "win_length": rules.k},
-    from_identity=lambda identity: GomokuRules(identity["board_size"], identity["win_length"]),
+    # The rule set only when it is not freestyle: checkpoints from before rule sets stay as they were.
+    identity=lambda rules, model: {"board_size": rules.n, "win_length": rules.k,
+                                   **({"rule": RULE_NAMES[rules.rule]} if rules.rule != FREESTYLE else {})},
+    from_identity=lambda identity: GomokuRules(identity["board_size"], identity["win_length"],
+                                               identity.get("rule", "freestyle")),
     describe=lambda identity: f"{identity.get('board_size')}x{identity.get('board_size')}, "
-                              f"{identity.get('win_length')} in a row",
+                              f"{identity.get('win_length')} in a row"
+                              + (f", {identity['rule']}" if "rule" in identity else ""),
     search=_search,
     pure_mcts=_pure_mcts,
     symmetries=8,

@@ -1,9 +1,13 @@
-"""Gomoku (freestyle k-in-a-row) rules as numba kernels: the one source of truth.
+"""Gomoku (k in a row) rules as numba kernels: the one source of truth.
 
 A position is a flat ``int8`` board of ``n * n`` points (0 empty, +1 black,
 -1 white, black moves first) plus three integers: the colour to move, the last
 move (-1 before the first) and the number of stones. Points are indexed
 ``row * n + col``. Search, encoders, protocols and tests all call these kernels.
+
+The rule set (``game.rule``, Gomocup's ``INFO rule`` numbers): freestyle (0, k or more
+wins, the kernels here), standard (1, exactly five) and renju (4: black exactly five and
+no forbidden points, white five or more), whose kernels are in `stonelab.games.gomoku.renju`.
 """
 
 from __future__ import annotations
@@ -29,18 +33,38 @@ NUM_PLANES = 4  # own stones, opponent stones, last move, colour to move
 # The four line directions (row step, column step): horizontal, vertical, two diagonals.
 DIRECTIONS = np.array([[0, 1], [1, 0], [1, 1], [1, -1]], dtype=np.int64)
 
+# Rule sets, by Gomocup's ``INFO rule`` numbers.
+FREESTYLE = 0  # k or more in a row wins
+EXACT_FIVE = 1  # "standard": exactly five wins, an overline wins nothing (both sides)
+RENJU = 4  # black: exactly five, and renju's forbidden points; white: five or more
+RULE_NAMES = {FREESTYLE: "freestyle", EXACT_FIVE: "standard", RENJU: "renju"}
+
+
+def rule_code(rule) -> int:
+    """The rule set's number from its name or number (``game.rule``); refused in one line otherwise."""
+    codes = {name: code for code, name in RULE_NAMES.items()}
+    if isinstance(rule, str) and rule in codes:
+        return codes[rule]
+    if isinstance(rule, int) and not isinstance(rule, bool) and rule in RULE_NAMES:
+        return rule
+    raise GameConfigError(f"game.rule={rule!r}: choose freestyle (0), standard (1: exactly five) or renju (4), "
+                          "Gomocup's INFO rule numbers")
+
 
 @dataclass(frozen=True)
 class GomokuRules:
-    """Board size ``n`` (5..19) and line length ``k`` that wins (3..n).
+    """Board size ``n`` (5..19), line length ``k`` that wins (3..n) and the rule set.
 
-    Freestyle: a line of k *or more* wins; a full board with no line is a draw.
+    Freestyle: a line of k *or more* wins; standard and renju (five in a row only): see the
+    module doc. A full board with no winning line is a draw.
     """
 
     board_size: int
     win_length: int
+    rule: int | str = FREESTYLE
 
     def __post_init__(self):
+        object.__setattr__(self, "rule", rule_code(self.rule))  # one form: the number
         n, k = self.board_size, self.win_length
         if not isinstance(n, int) or not MIN_BOARD <= n <= MAX_BOARD:
             raise GameConfigError(
@@ -51,6 +75,9 @@ class GomokuRules:
                 f"game.win_length={k!r}: needs 3 <= k <= board_size ({n}); "
                 f"a line longer than the board could never be made"
             )
+        if self.rule != FREESTYLE and k != 5:
+            raise GameConfigError(f"game.rule={RULE_NAMES[self.rule]} is a rule of five in a row: "
+                                  f"game.win_length={k} must be 5 (or game.rule=freestyle)")
 
     @property
     def n(self) -> int:
@@ -66,7 +93,8 @@ class GomokuRules:
 
     @property
     def name(self) -> str:
-        return f"gomoku_{self.n}x{self.n}_c{self.k}"
+        suffix = "" if self.rule == FREESTYLE else f"_{RULE_NAMES[self.rule]}"
+        return f"gomoku_{self.n}x{self.n}_c{self.k}{suffix}"
 
     def new_board(self) -> np.ndarray:
         return np.zeros(self.n * self.n, dtype=np.int8)

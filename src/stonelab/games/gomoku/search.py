@@ -7,7 +7,7 @@ A search position is a `GomokuPosition` namedtuple:
 
 and a batch of positions is the same namedtuple with a leading axis (``board
 [G, A]``, ``info [G, 3]``). The ``game`` argument of the kernels is a
-`GomokuGame` (n, k and the packed `PruningConfig` parameters); Gomoku has no
+`GomokuGame` (n, k, the rule set and the packed `PruningConfig` parameters); Gomoku has no
 pass, so the action space is the ``n * n`` points. A node may expand the
 candidate moves of `stonelab.games.gomoku.candidates` (all empty points unless
 pruning is configured).
@@ -23,13 +23,19 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from stonelab.errors import ConfigError
 from stonelab.games.gomoku import candidates as C
+from stonelab.games.gomoku import renju
 from stonelab.games.gomoku.rules import (
+    BLACK,
     DRAW,
     EMPTY,
+    FREESTYLE,
     MOVER_WINS,
     NUM_PLANES,
     ONGOING,
+    RENJU,
+    RULE_NAMES,
     GomokuRules,
     encode,
     legal_mask,
@@ -42,8 +48,9 @@ from stonelab.search.pure_mcts import pure_mcts_search
 # Gomoku's outcome codes are the search's.
 assert (ONGOING, MOVER_WINS, DRAW) == (search_game.ONGOING, search_game.MOVER_WINS, search_game.DRAW)
 
-GomokuGame = namedtuple("GomokuGame", ["n", "k", "pruning"])
-GomokuGame.__doc__ = """Board side ``n``, line length ``k``, ``pruning``: `PruningConfig.params` as a tuple of ints.
+GomokuGame = namedtuple("GomokuGame", ["n", "k", "rule", "pruning"])
+GomokuGame.__doc__ = """Board side ``n``, line length ``k``, ``rule`` (`rules.RULE_NAMES`'s numbers),
+``pruning``: `PruningConfig.params` as a tuple of ints.
 
 A tuple, not an array: the spec is passed to every kernel call, and a spec of
 scalars only costs no reference counting (pure MCTS ran ~10% faster so).
@@ -121,6 +128,8 @@ def _outcome(game, pos):
     last = pos.info[LAST_MOVE]
     if last < 0:
         return ONGOING
+    if game.rule != FREESTYLE:
+        return renju.outcome_after(pos.board, game.n, game.k, game.rule, last, pos.info[NUM_STONES])
     return outcome_after(pos.board, game.n, game.k, last, pos.info[NUM_STONES])
 
 
@@ -136,7 +145,10 @@ def _num_actions(game):
 
 @njit(cache=True, nogil=True)
 def _legal_moves(game, pos, out):
-    return legal_mask(pos.board, out)
+    count = legal_mask(pos.board, out)
+    if game.rule == RENJU and pos.info[TO_PLAY] == BLACK:
+        count = renju.drop_forbidden(pos.board, game.n, out)
+    return count
 
 
 @njit(cache=True, nogil=True)
@@ -151,6 +163,14 @@ def _candidates(game, pos, priors, out):
         for a in range(board.shape[0]):
             out[a] = board[a] == EMPTY
         count = legal
+    if game.rule == RENJU and pos.info[TO_PLAY] == BLACK:
+        # Pruning is refused outside freestyle, so the mask is every empty point here.
+        allowed = renju.drop_forbidden(board, game.n, out)
+        if allowed == 0:  # only forbidden points left (rare): black must play one, and loses by it
+            for a in range(board.shape[0]):
+                out[a] = board[a] == EMPTY
+        else:
+            count = legal = allowed
     return count, legal
 
 
@@ -161,6 +181,8 @@ def _encode(game, pos, out):
 
 @njit(cache=True, nogil=True)
 def _rollout(game, pos):
+    if game.rule != FREESTYLE:
+        return renju.rule_rollout(pos.board, game.n, game.k, game.rule, pos.info[TO_PLAY])
     return random_rollout(pos.board, game.n, game.k, pos.info[TO_PLAY])
 
 
@@ -182,7 +204,11 @@ class GomokuSearch:
         self.rules = rules
         self.pruning = pruning or C.PruningConfig()
         self.pruning.validate_for_board(rules.n)
-        self.spec = GomokuGame(rules.n, rules.k, tuple(int(p) for p in self.pruning.params()))
+        if rules.rule != FREESTYLE and self.pruning.enabled:
+            # The restriction's threats and forced wins are freestyle's (k or more in a row).
+            raise ConfigError(f"pruning=... is built on freestyle's threats; game.rule={RULE_NAMES[rules.rule]} "
+                              "searches every legal move: use pruning=none")
+        self.spec = GomokuGame(rules.n, rules.k, rules.rule, tuple(int(p) for p in self.pruning.params()))
         self.num_actions = rules.num_actions
         self.board_shape = self.action_shape = (rules.n, rules.n)
 
@@ -202,6 +228,9 @@ class GomokuSearch:
             return f"point {move} is off the board"
         if positions.board[i, move] != EMPTY:
             return f"point {move} is occupied"
+        if (self.rules.rule == RENJU and positions.info[i, TO_PLAY] == BLACK
+                and renju.forbidden(positions.board[i], self.rules.n, move, 0)):
+            return f"point {move} is forbidden to black (renju: an overline, a double four or a double three)"
         return None
 
     def position(self, board: np.ndarray, to_play: int, last_move: int) -> GomokuPosition:
@@ -211,9 +240,10 @@ class GomokuSearch:
         return GomokuPosition(board, info)
 
 
-def pure_mcts_visits(board, n, k, to_play, last_move, stones, playouts, c_puct, seed) -> np.ndarray:
+def pure_mcts_visits(board, n, k, to_play, last_move, stones, playouts, c_puct, seed,
+                     rule: int = FREESTYLE) -> np.ndarray:
     """Visit counts ``[A]`` of a fresh pure-MCTS search from the given position."""
-    game = GomokuGame(int(n), int(k), (0,) * C.NUM_PARAMS)
+    game = GomokuGame(int(n), int(k), int(rule), (0,) * C.NUM_PARAMS)
     root = GomokuPosition(np.ascontiguousarray(board, dtype=np.int8).copy(),
                           np.array([to_play, last_move, stones], dtype=np.int32))
     return pure_mcts_search(game, root, int(playouts), float(c_puct), int(seed))
@@ -228,7 +258,7 @@ def pure_mcts_move(rules: GomokuRules, board: np.ndarray, to_play: int, last_mov
     """
     stones = int(np.count_nonzero(board))
     visits = pure_mcts_visits(board, rules.n, rules.k, to_play, last_move, stones,
-                              playouts, c_puct, seed)
+                              playouts, c_puct, seed, rules.rule)
     if visits.max() <= 0:
         return int(np.random.default_rng(max(seed, 0)).choice(np.flatnonzero(board == 0)))
     return int(np.argmax(visits))
