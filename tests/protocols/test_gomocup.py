@@ -416,6 +416,13 @@ def test_a_fresh_install_compiles_before_start_not_in_the_first_timed_move(tmp_p
     assert brain.end() == 0
 
 
+def test_a_refused_start_leaves_a_board_block_one_error():
+    """START 20 refused (an 8x8 model): the BOARD block after it is still read as a block, its
+    stone lines are not unknown commands, and DONE answers one ERROR; START 8 then works."""
+    assert talk(engine(), "START 20\nBOARD\n1,1,1\n2,2,2\nDONE\nSTART 8\nBEGIN\n") == [
+        "ERROR unsupported size 20x20: this model plays only 8x8", "ERROR send START 8 first", "OK", "0,0"]
+
+
 def test_info_rule_switches_the_referee_and_the_search_rules():
     """INFO rule 4 makes the brain referee renju (a forbidden point for black is refused) and
     rebuild its chooser for renju; caro is refused with a MESSAGE and the rules stay."""

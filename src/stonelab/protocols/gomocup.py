@@ -276,7 +276,8 @@ class GomocupEngine:
 
     def board_begin(self, args: str) -> None:
         self.turn_started = time.monotonic()  # the reply comes at DONE, but the move's time runs from here
-        self.require_started()
+        # Collected even before a START was accepted (a refused START 20, say), so that its
+        # stone lines are not read as unknown commands; DONE then answers the one ERROR.
         self.board_lines = []
 
     def board_line(self, line: str, command: str, args: str) -> str | None:
@@ -301,6 +302,7 @@ class GomocupEngine:
     def board_done(self) -> str:
         """The position of a BOARD block, rebuilt as a move sequence, then the brain's move."""
         lines, self.board_lines = self.board_lines, None
+        self.require_started()
         if len(lines) > self.rules.n ** 2:
             raise GomocupError(f"BOARD block has more than {self.rules.n ** 2} lines")
         own, theirs = [], []
