@@ -75,7 +75,20 @@ def gomocup_engine(cfg: DictConfig, notice: CompileNotice):
         other = NeuralMCTSPlayer(rules, evaluate, search, pruning=pruning if rules.rule == game.rule else None)
         return search_chooser(other)
 
-    return GomocupEngine(game, search_chooser(player), about=about, chooser_for=chooser_for)
+    return GomocupEngine(game, search_chooser(player), about=about, chooser_for=chooser_for,
+                         startup_seconds=seconds_since_launch())
+
+
+def seconds_since_launch() -> float:
+    """Seconds since this process started (Linux's /proc; elsewhere 0: nothing to charge)."""
+    try:
+        with open("/proc/self/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        return max(0.0, uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK"))  # field 22: starttime
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def analysis_engine(cfg: DictConfig, notice: CompileNotice):

@@ -443,3 +443,17 @@ def test_info_rule_switches_the_referee_and_the_search_rules():
     assert talk(eng, "TURN 7,7\n") == ["ERROR 7,7 is forbidden to black (renju)"] and len(eng.moves) == 8
     assert talk(eng, "INFO rule 1\n") == ["MESSAGE playing standard (rule 1) with a model trained on freestyle"]
     assert talk(eng, "INFO rule 0\n") == [] and eng.rules == GomokuRules(15, 5)
+
+
+def test_the_first_move_pays_back_the_start_up_time():
+    """With 0.5 s of start-up and a 1 s turn limit (0.8 s after the margin), the first move
+    gets 0.3 s and later ones 0.8 s."""
+    budgets = []
+
+    def timed(moves, deadline):
+        budgets.append(deadline - time.monotonic())
+        return first_empty(moves)
+
+    eng = GomocupEngine(GomokuRules(8, 5), timed, startup_seconds=0.5)
+    talk(eng, "INFO timeout_turn 1000\nSTART 8\nBEGIN\nTURN 7,7\n")
+    assert budgets[0] == pytest.approx(0.3, abs=0.05) and budgets[1] == pytest.approx(0.8, abs=0.05)

@@ -23,7 +23,10 @@ Time: ``INFO timeout_turn``, ``timeout_match`` and ``time_left`` (milliseconds) 
 move's budget (`GomocupClock`); the search stops on it, or after ``search.playouts``,
 whichever comes first. Without them a move takes what its playouts take. The protocol
 times a move from its command (TURN, BEGIN, BOARD) to the reply, but not START: the
-brain loads the model and compiles the search before it reads its first command.
+brain loads the model and compiles the search before it reads its first command. A
+manager that times the first move from the brain's launch (GomocupJudge does) would see
+that start-up as move time, so the brain's first move of the process gives it back: its
+budget is cut by the start-up seconds it was given (``startup_seconds``).
 
 Bad input never stops the brain: a malformed or illegal line is answered with one
 ``ERROR <reason>`` line (unknown commands ``UNKNOWN <reason>``) and it goes on. Numbers
@@ -149,8 +152,10 @@ class GomocupEngine:
 
     def __init__(self, rules: GomokuRules, choose: Callable[[list[int], float | None], int], *,
                  about: dict[str, str] | None = None,
-                 chooser_for: Callable[[GomokuRules], Callable[[list[int], float | None], int]] | None = None):
+                 chooser_for: Callable[[GomokuRules], Callable[[list[int], float | None], int]] | None = None,
+                 startup_seconds: float = 0.0):
         self.rules = rules
+        self.startup_seconds = startup_seconds  # charged to the first move this process makes
         self.trained_rules = rules
         self.choose = choose
         self.chooser_for = chooser_for
@@ -209,13 +214,16 @@ class GomocupEngine:
     def deadline(self) -> float | None:
         """The ``time.monotonic()`` by which the move must be chosen (None: no limit)."""
         budget = self.clock.budget(self.rules.n ** 2 - len(self.moves))
-        return None if budget is None else self.turn_started + budget
+        if budget is None:
+            return None
+        return self.turn_started + max(MIN_BUDGET_S, budget - self.startup_seconds)
 
     def reply(self) -> str:
         """Search, play and name the brain's move."""
         if self.outcome != ONGOING:
             raise GomocupError("the game is over: no move to make")
         point = int(self.choose(list(self.moves), self.deadline()))
+        self.startup_seconds = 0.0  # paid back once
         self.place(point)
         return self.coordinates(point)
 
