@@ -74,21 +74,19 @@ def fours_through_centre(cells):
     """How many fours the black stone on the centre cell stands in along this line: the
     empty cells where one more black stone makes exactly five through the centre, a
     straight four's two ends counted once."""
-    ends = np.empty(10, dtype=np.int64)
-    count = 0
+    fours = 0
+    ends = 0  # bit i - (CENTRE - 4): the cell i completes a five (no array: this runs per candidate point)
     for i in range(CENTRE - 4, CENTRE + 5):
         if cells[i] == EMPTY:
             cells[i] = BLACK
             first, last = run_through(cells, i, BLACK)
             cells[i] = EMPTY
             if last - first + 1 == 5 and first <= CENTRE <= last:
-                ends[count] = i
-                count += 1
-    fours = count
-    for a in range(count):
-        for b in range(a + 1, count):
-            if ends[b] - ends[a] == 5:  # .XXXX. : both ends complete the same four
-                fours -= 1
+                fours += 1
+                bit = i - (CENTRE - 4)
+                ends |= 1 << bit
+                if bit >= 5 and ends & (1 << (bit - 5)):  # .XXXX. : both ends complete the same four
+                    fours -= 1
     return fours
 
 
