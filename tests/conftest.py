@@ -189,16 +189,25 @@ def tiny_maddison_checkpoint():
 
 @pytest.fixture(scope="session")
 def tiny_alphazero_checkpoint():
-    """``tiny_alphazero_checkpoint(path, n=6, k=4)``: a seeded n x n, k-in-a-row alphazero checkpoint."""
+    """``tiny_alphazero_checkpoint(path, n=6, k=4, rule="freestyle", fully_conv=False)``: a seeded
+    n x n, k-in-a-row alphazero checkpoint (``fully_conv``: a net that plays any board size)."""
     import torch
 
     from stonelab.games.gomoku.rules import GomokuRules
     from stonelab.models.alphazero import AlphaZeroModule
     from stonelab.models.nets.policy_value import PolicyValueNet
 
-    def tiny_alphazero_checkpoint(path: Path, n: int = 6, k: int = 4) -> Path:
+    def tiny_alphazero_checkpoint(path: Path, n: int = 6, k: int = 4, rule: str = "freestyle",
+                                  fully_conv: bool = False) -> Path:
         torch.manual_seed(0)
-        return _save_checkpoint(AlphaZeroModule(PolicyValueNet(n), GomokuRules(n, k)), path)
+        if fully_conv:  # any board size: stonelab.models.nets.fully_conv
+            from stonelab.models.nets.fully_conv import FullyConvNet
+
+            net = FullyConvNet(n, filters=8, blocks=2, pool_every=2, pool_channels=4, value_channels=4,
+                               value_hidden=8)
+        else:
+            net = PolicyValueNet(n)
+        return _save_checkpoint(AlphaZeroModule(net, GomokuRules(n, k, rule)), path)
 
     return tiny_alphazero_checkpoint
 

@@ -15,8 +15,7 @@ from omegaconf import DictConfig
 from stonelab import __version__
 from stonelab.errors import ConfigError
 from stonelab.protocols.warmup import CompileNotice
-from stonelab.utils.device import resolve_device
-from stonelab.utils.threads import set_threads
+from stonelab.models.numpy_net import SUFFIX as NUMPY_SUFFIX  # torch-free, as this module must stay
 
 PROTOCOLS = ("gtp", "gomocup", "analysis")
 # On stderr once numba first compiles (a fresh clone), so that nobody takes the engine for
@@ -38,6 +37,7 @@ def gtp_engine(cfg: DictConfig, notice: CompileNotice):
     until the search is ready (`stonelab.protocols.gtp_search.SearchGTPEngine.search_when_ready`)."""
     from stonelab.models.alphazero_go import go_model_from_checkpoint
     from stonelab.protocols.gtp_search import ResignRule, search_gtp_engine
+    from stonelab.utils.device import resolve_device
 
     predictor = go_model_from_checkpoint(cfg.ckpt_path, device=resolve_device(cfg.device), symmetries=cfg.symmetries)
     try:
@@ -51,32 +51,48 @@ def gtp_engine(cfg: DictConfig, notice: CompileNotice):
 def gomocup_engine(cfg: DictConfig, notice: CompileNotice):
     """The brain, ready to move at once: model loaded, search compiled, tree allocated. The
     protocol times each move but not START, so all of that happens before START is read;
-    nothing here imports Lightning (4-5 s). A first start says on stderr that it compiles
-    (`CompileNotice`). (Compiling on a thread during torch's import, with a stand-in net,
-    gained nothing measurable on 2 cores: both hold the GIL most of the time.)"""
+    nothing here imports Lightning (4-5 s), and a ``.npz`` file (`stonelab.models.numpy_net`)
+    imports no torch either: the lean brain a tournament's memory limit allows. A first start
+    says on stderr that it compiles (`CompileNotice`). (Compiling on a thread during torch's
+    import, with a stand-in net, gained nothing measurable on 2 cores: both hold the GIL
+    most of the time.)"""
     from stonelab.arena.players import NeuralMCTSPlayer
     from stonelab.games.gomoku.candidates import PruningConfig
-    from stonelab.models import checkpoints
-    from stonelab.models.evaluator import net_evaluator
+    from stonelab.games.gomoku.rules import MAX_BOARD, MIN_BOARD
     from stonelab.protocols.gomocup import GomocupEngine, search_chooser
     from stonelab.search.mcts import MCTSConfig
 
     search, pruning = MCTSConfig(**cfg.search), PruningConfig(**cfg.pruning)  # bad values: refused before loading
-    loaded = checkpoints.load(cfg.ckpt_path)  # its game speaks this protocol: check_protocol
-    game = loaded.game
-    evaluate = net_evaluator(loaded.net, resolve_device(cfg.device))
+    game, evaluate, size_free = gomocup_model(cfg)
     player = NeuralMCTSPlayer(game, evaluate, search, pruning=pruning)
     player.warm_up()
     notice.ready("the search is compiled")
     about = {"name": cfg.name, "version": __version__, "author": "stonelab",
              "country": "", "www": "", "email": ""}
 
-    def chooser_for(rules):  # INFO rule: the candidate restriction is freestyle's, so other rules search all
+    def chooser_for(rules):  # INFO rule, START n: the candidate restriction is freestyle's, so other rules search all
         other = NeuralMCTSPlayer(rules, evaluate, search, pruning=pruning if rules.rule == game.rule else None)
         return search_chooser(other)
 
     return GomocupEngine(game, search_chooser(player), about=about, chooser_for=chooser_for,
+                         board_sizes=(MIN_BOARD, MAX_BOARD) if size_free else None,
                          startup_seconds=seconds_since_launch())
+
+
+def gomocup_model(cfg: DictConfig):
+    """The checkpoint's rules, its net as the search's evaluator, and whether it plays any board size."""
+    path = str(cfg.ckpt_path)
+    if path.endswith(NUMPY_SUFFIX):
+        from stonelab.models.numpy_net import NumpyNet
+
+        net = NumpyNet(path)
+        return net.game(), net, net.size_free
+    from stonelab.models import checkpoints
+    from stonelab.models.evaluator import net_evaluator
+    from stonelab.utils.device import resolve_device
+
+    loaded = checkpoints.load(path)  # its game speaks this protocol: check_protocol
+    return loaded.game, net_evaluator(loaded.net, resolve_device(cfg.device)), getattr(loaded.net, "size_free", False)
 
 
 def seconds_since_launch() -> float:
@@ -97,6 +113,7 @@ def analysis_engine(cfg: DictConfig, notice: CompileNotice):
     meanwhile waits in the pipe, as KataGo's own wait while it loads its net)."""
     from stonelab.models.alphazero_go import go_model_from_checkpoint
     from stonelab.protocols import analysis
+    from stonelab.utils.device import resolve_device
 
     settings = cfg.get("analysis") or {}
     predictor = go_model_from_checkpoint(cfg.ckpt_path, device=resolve_device(cfg.device), symmetries=cfg.symmetries)
@@ -117,7 +134,10 @@ def run(cfg: DictConfig) -> None:
         raise ConfigError("ckpt_path=... is required: a Go checkpoint (protocol=gtp or analysis) "
                           "or an alphazero one (protocol=gomocup)")
     check_protocol(str(cfg.ckpt_path), cfg.protocol)
-    set_threads(cfg.torch_threads)
+    if not str(cfg.ckpt_path).endswith(NUMPY_SUFFIX):  # a .npz brain runs without torch
+        from stonelab.utils.threads import set_threads
+
+        set_threads(cfg.torch_threads)
     with CompileNotice(COMPILING[cfg.protocol]) as notice:
         engine = ENGINES[cfg.protocol](cfg, notice)
         engine.run()
@@ -128,17 +148,25 @@ def check_protocol(path: str, protocol: str) -> None:
     """Refuse, in one line, a checkpoint whose game ``protocol`` does not serve (the game's
     registry entry lists its protocols)."""
     from stonelab.games import registry
-    from stonelab.models import checkpoints
-    from stonelab.models.identity import load_checkpoint_file
 
-    identity = checkpoints.identity_of(load_checkpoint_file(path), path)
-    game = checkpoints.game_of(identity)
+    if path.endswith(NUMPY_SUFFIX):  # read without torch
+        from stonelab.models.numpy_net import NumpyNet
+
+        identity = NumpyNet(path).identity
+        game = identity.get("game") if identity.get("model") == "alphazero" else None
+        describe = f"{identity.get('model')} on {game}"
+    else:
+        from stonelab.models import checkpoints
+        from stonelab.models.identity import load_checkpoint_file
+
+        identity = checkpoints.identity_of(load_checkpoint_file(path), path)
+        game = checkpoints.game_of(identity)
+        describe = checkpoints.describe(identity)
     spec = registry.get(game) if game else None
     if spec is not None and protocol not in spec.protocols:
         served = (f"serve it with protocol={spec.protocols[0]}" if spec.protocols
                   else f"no engine protocol serves {spec.title} yet")
-        raise ConfigError(f"protocol={protocol} does not serve {path}: it holds "
-                          f"{checkpoints.describe(identity)}; {served}")
+        raise ConfigError(f"protocol={protocol} does not serve {path}: it holds {describe}; {served}")
 
 
 def leave_if_warming(engine) -> None:

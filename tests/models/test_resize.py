@@ -42,7 +42,7 @@ def test_a_resized_net_keeps_its_filters_and_maps_its_point_biases(tmp_path, net
 
 def test_resize_refuses_what_it_cannot_move(tmp_path, tiny_maddison_checkpoint, tiny_alphazero_checkpoint):
     gomoku = tiny_alphazero_checkpoint(tmp_path / "gomoku.ckpt", 8, 5)
-    with pytest.raises(StonelabError, match="not a Go move predictor"):
+    with pytest.raises(StonelabError, match="holds alphazero.s PolicyValueNet: only convolutional nets"):
         resize(str(gomoku), str(tmp_path / "out.ckpt"), 9)
     go = tiny_maddison_checkpoint(tmp_path / "go.ckpt")
     with pytest.raises(StonelabError, match=r"--board-size 3 must be an integer in \[5, 25\]"):
@@ -50,9 +50,26 @@ def test_resize_refuses_what_it_cannot_move(tmp_path, tiny_maddison_checkpoint, 
     raw = torch.load(go, weights_only=True)
     raw["stonelab"]["net_target"] = "stonelab.models.nets.belief_vit.BeliefViT"
     torch.save(raw, tmp_path / "vit.ckpt")
-    with pytest.raises(StonelabError, match="only the convolutional Go move predictors"):
+    with pytest.raises(StonelabError, match="holds maddison_cnn.s BeliefViT: only convolutional nets"):
         resize(str(tmp_path / "vit.ckpt"), str(tmp_path / "out.ckpt"), 9)
     assert not (tmp_path / "out.ckpt").exists()
+
+
+def test_a_fully_convolutional_alphazero_net_is_relabelled_with_its_weights_unchanged(
+        tmp_path, tiny_alphazero_checkpoint):
+    from stonelab.models import checkpoints
+
+    nine = tiny_alphazero_checkpoint(tmp_path / "nine.ckpt", 9, 5, rule="renju", fully_conv=True)
+    summary = resize(str(nine), str(tmp_path / "fifteen.ckpt"), 15)
+    assert (summary["board_size"], summary["from_board_size"]) == (15, 9)
+    before, after = checkpoints.load(str(nine)), checkpoints.load(str(tmp_path / "fifteen.ckpt"))
+    assert (after.game.n, after.game.k, after.game.rule) == (15, 5, before.game.rule)
+    assert after.identity == {**before.identity, "board_size": 15}
+    for name, weight in before.net.state_dict().items():
+        assert torch.equal(weight, after.net.state_dict()[name])
+    planes = torch.rand(2, 4, 15, 15)
+    log_policy, value = after.net(planes)
+    assert log_policy.shape == (2, 225) and value.shape == (2,)
 
 
 def test_cli_prints_the_summary_or_one_error_line(tmp_path, capsys, tiny_maddison_checkpoint):

@@ -457,3 +457,69 @@ def test_the_first_move_pays_back_the_start_up_time():
     eng = GomocupEngine(GomokuRules(8, 5), timed, startup_seconds=0.5)
     talk(eng, "INFO timeout_turn 1000\nSTART 8\nBEGIN\nTURN 7,7\n")
     assert budgets[0] == pytest.approx(0.3, abs=0.05) and budgets[1] == pytest.approx(0.8, abs=0.05)
+
+
+def test_a_model_of_any_size_opens_any_square_board_and_refuses_the_rest():
+    built = []
+
+    def chooser_for(rules):
+        built.append(rules)
+        return lambda moves, deadline: min(set(range(rules.n ** 2)) - set(moves))
+
+    eng = GomocupEngine(GomokuRules(9, 5), chooser_for(GomokuRules(9, 5)), chooser_for=chooser_for,
+                        board_sizes=(5, 25))
+    assert talk(eng, "START 20\nBEGIN\n") == ["OK", "0,0"] and eng.rules == GomokuRules(20, 5)
+    assert talk(eng, "TURN 19,19\n") == ["1,0"] and eng.moves == [0, 399, 1]
+    assert talk(eng, "RECTSTART 15,15\nINFO rule 4\n") == [
+        "OK", "MESSAGE playing renju (rule 4) with a model trained on freestyle"]
+    assert eng.rules == GomokuRules(15, 5, "renju") and built[-1] == eng.rules
+    assert talk(eng, "START 26\nRECTSTART 20,15\nSTART 4\n") == [
+        "ERROR unsupported size 26x26: this model plays square boards 5x5 to 25x25",
+        "ERROR unsupported size 20x15: this model plays square boards 5x5 to 25x25",
+        "ERROR unsupported size 4x4: this model plays square boards 5x5 to 25x25"]
+    assert eng.rules.n == 15 and len(built) == 4  # the first chooser, 20x20, 15x15, renju
+    talk(eng, "START 15\n")
+    assert len(built) == 4  # the same board again: nothing rebuilt
+
+
+def test_play_py_plays_a_9x9_trained_fully_convolutional_net_to_a_legal_win_on_20x20(
+        tmp_path, repo_root, tiny_alphazero_checkpoint):
+    """One file, another board: a net trained for 9x9, exported as the torch-free .npz, opens
+    20x20 and plays until a line of five ends the game, every move legal, against a seeded
+    random opponent the test referees; the brain never imports torch."""
+    from stonelab.models.export import export
+
+    ckpt = export(str(tiny_alphazero_checkpoint(tmp_path / "nine.ckpt", 9, 5, fully_conv=True)),
+                  str(tmp_path / "nine.npz"))["out"]
+    brain = Manager([f"ckpt_path={ckpt}", "search.playouts=64"], tmp_path / "stderr", repo_root)
+    assert brain.ask("START 20")[0] == ["OK"]
+    rules, rng = GomokuRules(20, 5), np.random.default_rng(0)
+    board, outcome, command, moves = rules.new_board(), None, "BEGIN", 0
+    while outcome is None:
+        [reply], _ = brain.ask(command)
+        x, y = (int(v) for v in reply.split(","))
+        assert 0 <= x < 20 and 0 <= y < 20 and board[y * 20 + x] == 0, reply
+        outcome = play_and_judge(rules, board, y * 20 + x, brain_stone=True)
+        moves += 1
+        if outcome is None:
+            point = int(rng.choice(np.flatnonzero(board == 0)))
+            outcome = play_and_judge(rules, board, point, brain_stone=False)
+            command = f"TURN {point % 20},{point // 20}"
+    assert brain.end() == 0
+    assert outcome == "brain" and moves >= 5  # a random opponent never stops a line of five
+    imported = {line.split("|")[-1].strip() for line in (tmp_path / "stderr").read_text().splitlines()
+                if line.startswith("import time:")}
+    assert "numba" in imported and "torch" not in imported
+
+
+def play_and_judge(rules: GomokuRules, board: np.ndarray, point: int, brain_stone: bool) -> str | None:
+    """Place a stone (the brain plays black) and say who has won, if anyone, by the rules' own referee."""
+    from stonelab.games.gomoku import renju
+    from stonelab.games.gomoku.rules import MOVER_WINS
+
+    board[point] = 1 if brain_stone else -1
+    stones = int(np.count_nonzero(board))
+    result = renju.outcome_after(board, rules.n, rules.k, rules.rule, point, stones)
+    if result == MOVER_WINS:
+        return "brain" if brain_stone else "opponent"
+    return "draw" if stones == board.size else None

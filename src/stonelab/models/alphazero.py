@@ -24,6 +24,7 @@ from stonelab.models.identity import (  # noqa: F401  (re-exported: one source o
     CheckpointMismatchError,
     check_identity,
     load_checkpoint_file,
+    net_target,
 )
 
 
@@ -189,7 +190,7 @@ class AlphaZeroModule(L.LightningModule):
 
     def on_save_checkpoint(self, checkpoint: dict) -> None:
         checkpoint[CHECKPOINT_KEY] = {
-            "identity": self.identity(), "net_config": dict(self.net.config),
+            "identity": self.identity(), "net_config": dict(self.net.config), "net_target": net_target(self.net),
             "lr_multiplier": float(self.lr_multiplier),
             "rounds": self.rounds, "games_played": self.games_played,
             "train_steps": self.train_steps,
@@ -220,6 +221,8 @@ def net_for_game(net: nn.Module | Callable[..., nn.Module], game) -> nn.Module:
         board = {"board_size": height, **({"board_width": width} if width != height else {})}
         try:
             net = net(**board, in_planes=search.num_planes, num_actions=actions)
+        except ConfigError:  # the net's own check: already one line naming the setting
+            raise
         except (TypeError, ValueError, RuntimeError) as exc:  # a word where a number belongs
             target = getattr(getattr(net, "func", None), "__qualname__", "the net")
             module = getattr(getattr(net, "func", None), "__module__", "")
@@ -233,6 +236,12 @@ def net_for_game(net: nn.Module | Callable[..., nn.Module], game) -> nn.Module:
                           f"{game.name} games have none: set it to false")
     got = (config.get("in_planes"), config.get("num_actions"), config.get("board_size"),
            config.get("board_width", config.get("board_size")))
+    if getattr(net, "size_free", False):  # weights fit any board: only the planes and the pass must agree
+        if (config.get("in_planes"), net.has_pass) != (search.num_planes, actions is not None):
+            raise ConfigError(f"model.net takes in_planes={config.get('in_planes')}"
+                              f"{' and a pass' if net.has_pass else ', no pass'}, but {game.name} searches "
+                              f"with {search.num_planes} planes{' and a pass' if actions else ', no pass'}")
+        return net
     if got != (search.num_planes, actions, height, width):
         raise ConfigError(f"model.net takes in_planes={got[0]}, num_actions={got[1]} on a {got[2]}x{got[3]} "
                           f"board, but {game.name} searches with {search.num_planes} planes and "

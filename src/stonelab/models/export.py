@@ -20,7 +20,8 @@ import sys
 import torch
 
 from stonelab.errors import StonelabError
-from stonelab.models.checkpoints import identity_of
+from stonelab.models import numpy_net
+from stonelab.models.checkpoints import MODELS, identity_of
 from stonelab.models.identity import CHECKPOINT_KEY, EXPORT_KEY, load_checkpoint_file
 
 
@@ -39,23 +40,43 @@ def export(source: str, out: str) -> dict:
     if not weights:
         raise StonelabError(f"{source} holds no network weights (no state_dict entries 'net.*')")
     state = dict(checkpoint[CHECKPOINT_KEY])
-    state[EXPORT_KEY] = {"source": os.path.basename(source), "global_step": int(checkpoint.get("global_step", 0)),
-                         "date": datetime.date.today().isoformat()}
+    # A file exported before (a .ckpt re-written as .npz) keeps the record of its training run.
+    state[EXPORT_KEY] = state.get(EXPORT_KEY) or {
+        "source": os.path.basename(source), "global_step": int(checkpoint.get("global_step", 0)),
+        "date": datetime.date.today().isoformat()}
     shipped = {"state_dict": weights, CHECKPOINT_KEY: state,
                "hyper_parameters": dict(checkpoint.get("hyper_parameters") or {})}
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    torch.save(shipped, out)
+    if out.endswith(numpy_net.SUFFIX):
+        write_numpy(shipped, source, out)
+    else:
+        torch.save(shipped, out)
     with open(out, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
     return {"out": out, "model": identity["model"], "parameters": sum(v.numel() for v in weights.values()),
             "bytes": os.path.getsize(out), "sha256": digest, **state[EXPORT_KEY]}
 
 
+def write_numpy(shipped: dict, source: str, out: str) -> None:
+    """``shipped`` as the torch-free ``.npz`` file (`stonelab.models.numpy_net`); a net its
+    forward pass does not cover is refused before anything is written."""
+    state = shipped[CHECKPOINT_KEY]
+    target = state.get("net_target") or MODELS[state["identity"]["model"]][1]
+    if target not in numpy_net.NETS:
+        raise StonelabError(f"{source} holds a {target.rsplit('.', 1)[1]}: the torch-free {numpy_net.SUFFIX} "
+                            f"format holds {' or '.join(n.rsplit('.', 1)[1] for n in numpy_net.NETS)} nets "
+                            f"(alphazero's); write a .ckpt for this one")
+    weights = {name[len("net."):]: value.float().numpy() for name, value in shipped["state_dict"].items()}
+    numpy_net.save(out, weights, {CHECKPOINT_KEY: {**state, "net_target": target}})
+    numpy_net.NumpyNet(out)  # the file must play before it is called shipped
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m stonelab.models.export", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("source", help="a training checkpoint (e.g. <run>/checkpoints/best-....ckpt)")
-    parser.add_argument("out", help="the file to write (e.g. models/go19_resnet.ckpt)")
+    parser.add_argument("out", help="the file to write (e.g. models/go19_resnet.ckpt; a name ending in .npz "
+                                    "writes the torch-free file a Gomocup brain plays within 350 MiB)")
     args = parser.parse_args(argv)
     return print_summary(lambda: export(args.source, args.out))
 

@@ -13,6 +13,7 @@ from torch import nn
 
 from stonelab.errors import StonelabError
 from stonelab.games import registry
+from stonelab.models import numpy_net
 
 CHECKPOINT_KEY = "stonelab"
 EXPORT_KEY = "exported"  # under checkpoint["stonelab"] of a shipped weights file: its source, step, date
@@ -58,6 +59,10 @@ def load_checkpoint_file(path: str) -> dict:
         raise StonelabError(f"ckpt_path={path} is a folder, not a checkpoint file")
     if not os.path.isfile(path):
         raise StonelabError(f"ckpt_path={path}: no such file")
+    if path.endswith(numpy_net.SUFFIX):  # the torch-free shipped format, as torch tensors
+        weights, record = numpy_net.read(path)
+        return {"state_dict": {f"net.{name}": torch.from_numpy(value) for name, value in weights.items()},
+                CHECKPOINT_KEY: record[CHECKPOINT_KEY], "hyper_parameters": {}}
     try:
         with warnings.catch_warnings():  # torch warns about pickle protocols before failing
             warnings.simplefilter("ignore")

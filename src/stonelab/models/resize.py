@@ -1,4 +1,10 @@
-"""A Go move predictor moved to another board size: ``python -m stonelab.models.resize SRC OUT --board-size 9``.
+"""A trained net moved to another board size: ``python -m stonelab.models.resize SRC OUT --board-size 9``.
+
+Two kinds of nets move. An alphazero net built with ``model/net=fully_conv``
+(`stonelab.models.nets.fully_conv`) has no weight tied to the board: its file is only
+relabelled (the game's board size in its identity), so that it plays, is evaluated and
+seeds a run (``init_from``) on the new board, e.g. a 9x9 Gomoku net continuing on 15x15.
+The Go move predictors need more:
 
 The Go move predictors are convolutional: their filters and heads do not depend on the
 board, only their per-point biases do (``policy_bias [2, n, n]`` of the residual net,
@@ -14,8 +20,8 @@ it lacks is 9x9's own openings and its value knows nothing of 9x9's komi.
 
 The written file is a shipped weights file (as `stonelab.models.export` writes): it plays,
 evaluates and seeds a run (``init_from``), and records what it was resized from.
-A belief_vit (position embeddings of one board's tokens) and alphazero nets (fully
-connected heads) are refused by name.
+A belief_vit (position embeddings of one board's tokens) and alphazero nets with fully
+connected heads (``model/net=policy_value``) are refused by name.
 """
 
 from __future__ import annotations
@@ -29,12 +35,13 @@ import sys
 import torch
 
 from stonelab.errors import StonelabError
-from stonelab.models.checkpoints import build_net, identity_of
+from stonelab.models.checkpoints import MODELS, build_net, identity_of
 from stonelab.models.export import print_summary
 from stonelab.models.identity import CHECKPOINT_KEY, EXPORT_KEY, load_checkpoint_file
 
 RESIZED_KEY = "resized"  # under checkpoint["stonelab"]: the source file and board it came from
 RESIZABLE_NETS = ("stonelab.models.nets.resnet.ResidualNet", "stonelab.models.nets.maddison.MaddisonNet")
+SIZE_FREE_NET = "stonelab.models.nets.fully_conv.FullyConvNet"  # relabelled, weights unchanged
 MIN_BOARD, MAX_BOARD = 5, 25
 
 
@@ -71,17 +78,24 @@ def resize(source: str, out: str, board_size: int) -> dict:
     if not isinstance(board_size, int) or not MIN_BOARD <= board_size <= MAX_BOARD:
         raise StonelabError(f"--board-size {board_size!r} must be an integer in [{MIN_BOARD}, {MAX_BOARD}]")
     checkpoint = load_checkpoint_file(source)
-    identity = identity_of(checkpoint, source, game="go")
+    identity = identity_of(checkpoint, source)
     state = dict(checkpoint[CHECKPOINT_KEY])
-    target = state.get("net_target", "")
-    if target not in RESIZABLE_NETS:
-        raise StonelabError(f"{source} holds a {target or identity['model']} net: only the convolutional Go "
-                            f"move predictors can change board size ({', '.join(n.rsplit('.', 1)[1] for n in RESIZABLE_NETS)})")
+    target = state.get("net_target") or MODELS[identity["model"]][1]
+    if target not in (*RESIZABLE_NETS, SIZE_FREE_NET):
+        names = ", ".join(n.rsplit(".", 1)[1] for n in (SIZE_FREE_NET, *RESIZABLE_NETS))
+        raise StonelabError(f"{source} holds {identity['model']}'s {target.rsplit('.', 1)[-1]}: only "
+                            f"convolutional nets can change board size ({names})")
     old = int(identity["board_size"])
     weights = {k: v for k, v in checkpoint.get("state_dict", {}).items() if k.startswith("net.")}
-    resized = resize_weights(weights, old, board_size)
+    config = {**state.get("net_config", {}), "board_size": board_size}
+    if target == SIZE_FREE_NET:
+        resized = weights
+        if "num_actions" in config:  # Go's: one per point and the pass
+            config["num_actions"] = board_size * board_size + 1
+    else:
+        resized = resize_weights(weights, old, board_size)
     state["identity"] = {**identity, "board_size": board_size}
-    state["net_config"] = {**state.get("net_config", {}), "board_size": board_size}
+    state["net_config"] = config
     today = datetime.date.today().isoformat()
     state[RESIZED_KEY] = {"source": os.path.basename(source), "board_size": old, "date": today}
     state.setdefault(EXPORT_KEY, {"source": os.path.basename(source),
@@ -101,7 +115,8 @@ def resize(source: str, out: str, board_size: int) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m stonelab.models.resize", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("source", help="a Go move predictor's checkpoint (e.g. models/go19_resnet3x64_kgs_22k.ckpt)")
+    parser.add_argument("source", help="a Go move predictor's checkpoint (e.g. models/go19_resnet3x64_kgs_22k.ckpt) "
+                                       "or an alphazero one trained with model/net=fully_conv")
     parser.add_argument("out", help="the file to write (e.g. models/go9_resnet3x64_from19.ckpt)")
     parser.add_argument("--board-size", type=int, required=True, help="the new board's side (5-25)")
     args = parser.parse_args(argv)

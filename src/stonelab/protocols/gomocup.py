@@ -10,9 +10,11 @@ no noise, the most visited move; ``pruning=...`` restricts it like in training).
 Coordinates are ``X,Y``: column then row, 0-based from the top-left corner, so the point
 is ``Y * n + X`` in `stonelab.games.gomoku.rules`'s layout.
 
-Commands: START, RECTSTART (square only), RESTART, BEGIN, TURN, BOARD ... DONE, TAKEBACK,
-INFO (stored, answered only to warn or refuse), ABOUT, END. The model plays only its own
-board size and win length; other sizes get ``ERROR``. ``INFO rule`` (Gomocup's bits: 1
+Commands: START, RECTSTART (square boards only), RESTART, BEGIN, TURN, BOARD ... DONE, TAKEBACK,
+INFO (stored, answered only to warn or refuse), ABOUT, END. A model whose net has a layer
+tied to the board (``model/net=policy_value``) plays only its own board size; one trained
+with ``model/net=fully_conv`` plays any square board (``START n``, ``RECTSTART n,n``) from
+5x5 to 25x25 with its win length. Other sizes get ``ERROR``. ``INFO rule`` (Gomocup's bits: 1
 exactly five, 4 renju; 2, a continuous game, changes nothing here) switches the rules the
 brain referees and searches by, when a factory for other rules was given (src/play.py gives
 one): a five-in-a-row model then plays standard or renju, its search never choosing a
@@ -147,14 +149,17 @@ class GomocupEngine:
     ``choose(moves, deadline) -> point`` gets the game's moves from the empty board (black
     first) and returns the move for the side to play, by ``time.monotonic()`` ``deadline``
     (None: no time limit). ``chooser_for(rules) -> choose``, when given, builds the chooser
-    for other rules (``INFO rule``); without it the brain keeps ``rules``.
+    for other rules (``INFO rule``) and, with ``board_sizes`` (the smallest and largest square
+    board the model plays: a fully convolutional net's), for another board (``START n``);
+    without them the brain keeps ``rules`` and plays only their board.
     """
 
     def __init__(self, rules: GomokuRules, choose: Callable[[list[int], float | None], int], *,
                  about: dict[str, str] | None = None,
                  chooser_for: Callable[[GomokuRules], Callable[[list[int], float | None], int]] | None = None,
-                 startup_seconds: float = 0.0):
+                 board_sizes: tuple[int, int] | None = None, startup_seconds: float = 0.0):
         self.rules = rules
+        self.board_sizes = board_sizes  # the square boards the model plays (None: only its own)
         self.startup_seconds = startup_seconds  # charged to the first move this process makes
         self.trained_rules = rules
         self.choose = choose
@@ -247,8 +252,16 @@ class GomocupEngine:
 
     def open_board(self, width: int, height: int) -> str:
         n = self.rules.n
-        if (width, height) != (n, n):
-            raise GomocupError(f"unsupported size {width}x{height}: this model plays only {n}x{n}")
+        if self.board_sizes is None or self.chooser_for is None:
+            if (width, height) != (n, n):
+                raise GomocupError(f"unsupported size {width}x{height}: this model plays only {n}x{n}")
+        elif width != height or not self.board_sizes[0] <= width <= self.board_sizes[1]:
+            low, high = self.board_sizes
+            raise GomocupError(f"unsupported size {width}x{height}: this model plays square boards "
+                               f"{low}x{low} to {high}x{high}")
+        elif width != n:  # a net that plays any size: the rules and the search for this board
+            rules = replace(self.rules, board_size=width)
+            self.choose, self.rules = self.chooser_for(rules), rules
         self.started = True
         self.new_game()
         notes = []

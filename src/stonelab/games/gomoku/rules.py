@@ -27,7 +27,7 @@ EMPTY = 0
 
 
 MIN_BOARD = 5
-MAX_BOARD = 19
+MAX_BOARD = 25  # Gomocup plays 20x20 (freestyle); Piskvork allows larger boards
 NUM_PLANES = 4  # own stones, opponent stones, last move, colour to move
 
 # The four line directions (row step, column step): horizontal, vertical, two diagonals.
@@ -53,7 +53,7 @@ def rule_code(rule) -> int:
 
 @dataclass(frozen=True)
 class GomokuRules:
-    """Board size ``n`` (5..19), line length ``k`` that wins (3..n) and the rule set.
+    """Board size ``n`` (5..25), line length ``k`` that wins (3..n) and the rule set.
 
     Freestyle: a line of k *or more* wins; standard and renju (five in a row only): see the
     module doc. A full board with no winning line is a draw.
