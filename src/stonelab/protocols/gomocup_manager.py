@@ -13,7 +13,7 @@ opening stones), later ones with ``TURN``, each after ``INFO time_left``. A brai
 only on its move: it is resumed (SIGCONT) when asked and suspended (SIGSTOP) once it
 answered, so its start-up (import, load, compile) runs on its first move's clock. A move
 may take ``tolerance + min(timeout_turn, match time left)``; more is a loss on time
-(TLE). After each move the brain's memory is read and a peak over ``max_memory`` is a
+(TLE); the second brain is started only when its first move is due. After each move the brain's memory is read and a peak over ``max_memory`` is a
 loss (MLE). GomocupJudge reads psutil's memory figures; this reads /proc: unique set size
 (USS, its older file protocol's measure) and resident set size (RSS), and by default
 judges by RSS, the larger.
@@ -207,12 +207,16 @@ def play_game(commands: tuple[str, str], rules: GomokuRules, opening: list[int],
     board, moves = rules.new_board(), list(opening)
     for i, point in enumerate(opening):
         board[point] = 1 if i % 2 == 0 else -1
-    brains = [Brain(command, n, rules.rule, limits, folder, stderr) for command in commands]
+    # A brain starts when its first move is due (GomocupJudge's order): the other one is
+    # paused meanwhile, so the start-up being timed does not share the CPU with another's.
+    brains: list[Brain | None] = [None, None]
     result = {"winner": None, "reason": "draw", "loser_detail": ""}
     asked = [False, False]
     try:
         turn = len(opening) % 2  # brain 0 plays black, so the brain to move is the colour to move
         while True:
+            if brains[turn] is None:
+                brains[turn] = Brain(commands[turn], n, rules.rule, limits, folder, stderr)
             brain = brains[turn]
             if not asked[turn]:  # its first move: the position so far, 1 its own stones, 2 the other's
                 ask = ["BOARD", *(f"{p % n},{p // n},{1 if i % 2 == turn else 2}" for i, p in enumerate(moves)),
@@ -241,9 +245,11 @@ def play_game(commands: tuple[str, str], rules: GomokuRules, opening: list[int],
             turn = 1 - turn
     finally:
         for brain in brains:
-            brain.close()
+            if brain is not None:
+                brain.close()
     return {**result, "moves": [f"{p % n},{p // n}" for p in moves], "opening": len(opening),
-            "brains": [asdict(b.record) for b in brains]}
+            "brains": [asdict(b.record) if b is not None else asdict(BrainRecord(c))
+                       for b, c in zip(brains, commands, strict=True)]}
 
 
 def random_opening(rules: GomokuRules, stones: int, rng: np.random.Generator) -> list[int]:
@@ -273,8 +279,9 @@ def run_match(commands: list[str], rules: GomokuRules, games: int, limits: Limit
             peaks = ", ".join(f"brain {i} USS {b['peak_uss'] / MIB:.0f} MiB RSS {b['peak_rss'] / MIB:.0f} MiB "
                               f"slowest {max(b['move_ms'], default=0)} ms"
                               for i, b in zip((black, 1 - black), record["brains"], strict=True))
-            log(f"game {game + 1}: {'draw' if winner is None else f'brain {winner} wins'} by {record['reason']} "
-                f"in {len(record['moves'])} moves {record['loser_detail']} ({peaks})")
+            result = "a draw (the board is full)" if winner is None else f"brain {winner} wins by {record['reason']}"
+            detail = f" ({record['loser_detail']})" if record["loser_detail"] else ""
+            log(f"game {game + 1}: {result}{detail} in {len(record['moves'])} moves; {peaks}")
     losses = [r for r in records if r["reason"] in ("TLE", "MLE", "protocol", "illegal")]
     return {"brains": commands, "rules": rules.name, "limits": asdict(limits), "score": score,
             "faults": len(losses), "games": records}
