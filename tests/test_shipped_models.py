@@ -13,10 +13,12 @@ import torch
 
 from stonelab.models import checkpoints
 from stonelab.models.export import exported_from
+from stonelab.models.identity import load_checkpoint_file
 
 
 def _shipped(repo_root):
-    return sorted((repo_root / "models").glob("*.ckpt"))
+    """The shipped files: torch checkpoints and the torch-free .npz files of Gomocup brains."""
+    return sorted([*(repo_root / "models").glob("*.ckpt"), *(repo_root / "models").glob("*.npz")])
 
 
 def _shipped_for(repo_root, game):
@@ -40,7 +42,7 @@ def test_each_shipped_file_is_weights_only_and_plays(repo_root):
     from stonelab.models.alphazero_go import go_model_from_checkpoint
 
     for path in _shipped(repo_root):
-        raw = torch.load(path, map_location="cpu", weights_only=True)
+        raw = load_checkpoint_file(str(path))
         assert exported_from(raw) and "optimizer_states" not in raw, f"{path.name} is not an exported file"
         loaded = checkpoints.load(str(path))
         if loaded.identity["game"] != "go":
@@ -78,6 +80,25 @@ def test_each_shipped_gomoku_model_is_a_gomocup_brain_that_takes_a_win(repo_root
         assert proc.returncode == 0 and lines[0] == "OK", f"{path.name}: {proc.stderr[-2000:]}"
         assert lines[1] in ("0,2", f"{game.k},2"), f"{path.name} missed the win: {lines}"
 
+def test_each_shipped_npz_plays_as_its_checkpoint_does(repo_root):
+    """A .npz beside a .ckpt of the same name is that net: numpy's forward pass gives the torch
+    net's priors and values, and both files carry the same identity."""
+    from stonelab.models.numpy_net import NumpyNet
+
+    for path in (repo_root / "models").glob("*.npz"):
+        lean = NumpyNet(str(path))
+        twin = path.with_suffix(".ckpt")
+        if not twin.exists():
+            continue
+        loaded = checkpoints.load(str(twin))
+        assert lean.identity == loaded.identity
+        n = loaded.game.n
+        planes = (torch.rand(8, 4, n, n, generator=torch.Generator().manual_seed(0)) < 0.3).float()
+        with torch.no_grad():
+            log_policy, value = loaded.net(planes)
+        priors, values = lean(planes.numpy())
+        np.testing.assert_allclose(priors, log_policy.exp().numpy(), atol=1e-5)
+        np.testing.assert_allclose(values, value.numpy(), atol=1e-5)
 
 
 def test_play_averages_the_shipped_move_predictor_over_the_symmetries(repo_root):
