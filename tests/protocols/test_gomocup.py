@@ -49,8 +49,9 @@ def test_start_about_sizes_and_unknown_commands():
         "OK", "OK", "UNKNOWN command 'FROB'", "ERROR START needs a board size, got 'x'"]
     assert talk(engine(k=4), "START 8\n") == ["OK", "MESSAGE this model was trained for 4 in a row, not 5"]
     assert talk(engine(), "BEGIN\n") == ["ERROR send START 8 first"]
-    # INFO is never answered, except to warn that a rule is not what the model plays
-    assert talk(engine(), "INFO rule 0\nINFO rule 1\nINFO max_memory 83886080\n") == [
+    # INFO is never answered, except to warn that a rule is not what the model plays (or that
+    # the brain already holds more memory than max_memory allows: 0 is no limit)
+    assert talk(engine(), "INFO rule 0\nINFO rule 1\nINFO max_memory 0\n") == [
         "MESSAGE this model plays freestyle 5 in a row; rule 1 is ignored"]
 
 
@@ -523,3 +524,11 @@ def play_and_judge(rules: GomokuRules, board: np.ndarray, point: int, brain_ston
     if result == MOVER_WINS:
         return "brain" if brain_stone else "opponent"
     return "draw" if stones == board.size else None
+
+
+def test_info_max_memory_warns_when_the_brain_already_holds_more(monkeypatch):
+    eng = engine()
+    monkeypatch.setattr(GomocupEngine, "resident_bytes", staticmethod(lambda: 382 * 2**20))
+    assert talk(eng, "INFO max_memory 367001600\nINFO max_memory 0\nINFO max_memory 1073741824\n") == [
+        "MESSAGE this brain already uses 382 MiB, over max_memory 350 MiB; a .npz export of the model "
+        "(python -m stonelab.models.export) plays without torch"]

@@ -43,6 +43,7 @@ INFO inside a block is applied and the block goes on.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Callable
@@ -368,7 +369,18 @@ class GomocupEngine:
         self.info[key] = value
         if key == "rule":
             return self.set_rule(number)
+        if key == "max_memory":
+            return self.check_memory(number)
         return None
+
+    def check_memory(self, limit: int) -> str | None:
+        """``INFO max_memory`` (bytes; 0: no limit): a MESSAGE when this process already holds
+        more (a torch checkpoint does: the .npz file plays the same net without torch)."""
+        used = self.resident_bytes()
+        if limit <= 0 or used <= limit:
+            return None
+        return (f"MESSAGE this brain already uses {used / 2**20:.0f} MiB, over max_memory {limit / 2**20:.0f} MiB; "
+                f"a .npz export of the model (python -m stonelab.models.export) plays without torch")
 
     def set_rule(self, bits: int) -> str | None:
         """``INFO rule``: play by Gomocup's rule ``bits`` where this brain can (see the module doc)."""
@@ -393,6 +405,15 @@ class GomocupEngine:
             return (f"MESSAGE playing {RULE_NAMES[rule]} (rule {bits}) with a model trained on "
                     f"{RULE_NAMES[self.trained_rules.rule]}")
         return None
+
+    @staticmethod
+    def resident_bytes() -> int:
+        """This process's resident set size (Linux's /proc; elsewhere 0: nothing to check)."""
+        try:
+            with open("/proc/self/statm") as f:
+                return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError, IndexError):
+            return 0
 
     def describe(self, args: str) -> str:
         return ", ".join(f'{key}="{value}"' for key, value in self.about.items())
