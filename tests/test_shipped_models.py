@@ -101,6 +101,23 @@ def test_each_shipped_npz_plays_as_its_checkpoint_does(repo_root):
         np.testing.assert_allclose(values, value.numpy(), atol=1e-5)
 
 
+def test_each_shipped_any_size_brain_opens_20x20_and_takes_a_win_there(repo_root):
+    """A shipped net with no size-bound layer (model/net=fully_conv) plays Gomocup's 20x20
+    board from the same file: START 20, then an open four on the board is finished."""
+    from stonelab.models.numpy_net import NumpyNet
+
+    brains = [p for p in (repo_root / "models").glob("*.npz") if NumpyNet(str(p)).size_free]
+    for path in brains:
+        board = "".join(f"{x},10,1\n" for x in range(8, 12)) + "0,0,2\n19,19,2\n0,19,2\n19,0,2\n"
+        proc = subprocess.run([sys.executable, str(repo_root / "src" / "play.py"), "protocol=gomocup",
+                               f"ckpt_path={path}", "search.playouts=64"],
+                              input=f"START 20\nBOARD\n{board}DONE\nEND\n", capture_output=True,
+                              text=True, timeout=120, cwd=repo_root)
+        lines = proc.stdout.splitlines()
+        assert proc.returncode == 0 and lines[0] == "OK", f"{path.name}: {proc.stderr[-2000:]}"
+        assert lines[1] in ("7,10", "12,10"), f"{path.name} missed the win on 20x20: {lines}"
+
+
 def test_play_averages_the_shipped_move_predictor_over_the_symmetries(repo_root):
     path = repo_root / "models" / "go19_resnet3x64_kgs.ckpt"
 
