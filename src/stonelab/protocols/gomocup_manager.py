@@ -158,7 +158,7 @@ class Brain:
         allowed = (limits.tolerance + min(limits.timeout_match - record.time_used, limits.timeout_turn)) / 1000
         started = time.monotonic()
         self.signal(signal.SIGCONT)
-        point = self._answer(started + allowed)
+        point = self._answer(started + allowed, allowed)
         spent = time.monotonic() - started
         uss, rss = process_memory(self.proc.pid)
         self.signal(signal.SIGSTOP)
@@ -170,12 +170,12 @@ class Brain:
             raise BrainLost("MLE", f"{limits.memory.upper()} {peak / MIB:.0f} MiB over {limits.max_memory / MIB:.0f} MiB")
         return point
 
-    def _answer(self, deadline: float) -> int:
+    def _answer(self, deadline: float, allowed: float) -> int:
         while True:
             try:
                 line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
-                raise BrainLost("TLE", f"no move within {self.limits.tolerance + self.limits.timeout_turn} ms") from None
+                raise BrainLost("TLE", f"no move within {allowed * 1000:.0f} ms") from None
             if line is _EOF:
                 raise BrainLost("protocol", f"the brain exited (code {self.proc.poll()})")
             word = line.split(" ", 1)[0].upper()
