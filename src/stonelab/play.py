@@ -150,9 +150,9 @@ def check_protocol(path: str, protocol: str) -> None:
     from stonelab.games import registry
 
     if path.endswith(NUMPY_SUFFIX):  # read without torch
-        from stonelab.models.numpy_net import NumpyNet
+        from stonelab.models.numpy_net import read
 
-        identity = NumpyNet(path).identity
+        identity = dict(read(path)[1]["stonelab"].get("identity") or {})
         game = identity.get("game") if identity.get("model") == "alphazero" else None
         describe = f"{identity.get('model')} on {game}"
     else:
