@@ -97,8 +97,8 @@ def test_each_shipped_npz_plays_as_its_checkpoint_does(repo_root):
         with torch.no_grad():
             log_policy, value = loaded.net(planes)
         priors, values = lean(planes.numpy())
-        np.testing.assert_allclose(priors, log_policy.exp().numpy(), atol=1e-5)
-        np.testing.assert_allclose(values, value.numpy(), atol=1e-5)
+        np.testing.assert_allclose(priors, log_policy.exp().numpy(), atol=1e-4)
+        np.testing.assert_allclose(values, value.numpy(), atol=1e-4)
 
 
 def test_each_shipped_any_size_brain_opens_20x20_and_takes_a_win_there(repo_root):
