@@ -69,7 +69,11 @@ def commands(text: str) -> list[str]:
         for line in block.replace("\\\n", " ").splitlines():
             match = COMMAND.search(line)
             if match:
-                found.append(line[match.start():].strip())
+                command = line[match.start():]
+                quote = line[match.start() - 1] if match.start() and line[match.start() - 1] in "\"'" else ""
+                if quote:  # a command quoted as another's argument (--brain "python src/play.py ...")
+                    command = command.split(quote, 1)[0]
+                found.append(command.strip())
     return found
 
 
@@ -180,6 +184,8 @@ def test_command_reading():
     assert overrides("python src/eval.py [search.go_value=...] [games=5] 'playouts=[0,100]'") == (
         "eval", ["games=5", "playouts=[0,100]"])
     assert overrides("python src/train.py experiment=... ...") == ("train", [])
+    assert commands('```\nm --brain "python src/play.py protocol=gomocup ckpt_path=a.npz" --brain "b"\n```') == [
+        "python src/play.py protocol=gomocup ckpt_path=a.npz"]
     assert overrides("python src/train.py -m hparams_search=g --cfg job | head") == ("train", ["hparams_search=g"])
     assert commands("```\nsrun python src/train.py hydra.run.dir=$RUN $RESUME\n```") == [
         "python src/train.py hydra.run.dir=$RUN $RESUME"]

@@ -372,10 +372,14 @@ def test_rules_accept_board_size_bounds(n):
     assert GomokuRules(board_size=n, win_length=5).n == n
 
 
-@pytest.mark.parametrize("n", [4, 20, 0, -3])
-def test_rules_reject_board_size_outside_5_to_19(n):
-    with pytest.raises(GameConfigError, match=r"game\.board_size"):
+@pytest.mark.parametrize("n", [4, 26, 0, -3])
+def test_rules_reject_board_size_outside_5_to_25(n):
+    with pytest.raises(GameConfigError, match=r"game\.board_size=.*must be 5\.\.25"):
         GomokuRules(board_size=n, win_length=3)
+
+
+def test_gomocups_20x20_board_is_a_board():
+    assert GomokuRules(board_size=20, win_length=5).name == "gomoku_20x20_c5"
 
 
 @pytest.mark.parametrize(("n", "k"), [(5, 6), (9, 10), (15, 19)])
