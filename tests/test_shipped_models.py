@@ -72,13 +72,19 @@ def test_each_shipped_gomoku_model_is_a_gomocup_brain_that_takes_a_win(repo_root
         # our four in a row on the third line, open at both ends; the opponent's stones far away
         far = [(0, game.n - 1), (game.n - 1, game.n - 1), (0, game.n - 3), (game.n - 1, game.n - 3)]
         board = "".join(f"{x},2,1\n" for x in range(1, game.k)) + "".join(f"{x},{y},2\n" for x, y in far)
-        proc = subprocess.run([sys.executable, str(repo_root / "src" / "play.py"), "protocol=gomocup",
-                               f"ckpt_path={path}", "search.playouts=64"],
-                              input=f"START {game.n}\nBOARD\n{board}DONE\nEND\n", capture_output=True,
-                              text=True, timeout=120, cwd=repo_root)
-        lines = proc.stdout.splitlines()
-        assert proc.returncode == 0 and lines[0] == "OK", f"{path.name}: {proc.stderr[-2000:]}"
+        lines = _brain_answers(repo_root, path, game.n, board)
         assert lines[1] in ("0,2", f"{game.k},2"), f"{path.name} missed the win: {lines}"
+
+
+def _brain_answers(repo_root, path, size: int, board: str) -> list[str]:
+    """The shipped brain's answers to START ``size`` and a BOARD block of ``board`` (stone lines)."""
+    proc = subprocess.run([sys.executable, str(repo_root / "src" / "play.py"), "protocol=gomocup",
+                           f"ckpt_path={path}", "search.playouts=64"],
+                          input=f"START {size}\nBOARD\n{board}DONE\nEND\n", capture_output=True,
+                          text=True, timeout=120, cwd=repo_root)
+    lines = proc.stdout.splitlines()
+    assert proc.returncode == 0 and lines[0] == "OK", f"{path.name}: {proc.stderr[-2000:]}"
+    return lines
 
 def test_each_shipped_npz_plays_as_its_checkpoint_does(repo_root):
     """A .npz beside a .ckpt of the same name is that net: numpy's forward pass gives the torch
@@ -109,12 +115,7 @@ def test_each_shipped_any_size_brain_opens_20x20_and_takes_a_win_there(repo_root
     brains = [p for p in (repo_root / "models").glob("*.npz") if NumpyNet(str(p)).size_free]
     for path in brains:
         board = "".join(f"{x},10,1\n" for x in range(8, 12)) + "0,0,2\n19,19,2\n0,19,2\n19,0,2\n"
-        proc = subprocess.run([sys.executable, str(repo_root / "src" / "play.py"), "protocol=gomocup",
-                               f"ckpt_path={path}", "search.playouts=64"],
-                              input=f"START 20\nBOARD\n{board}DONE\nEND\n", capture_output=True,
-                              text=True, timeout=120, cwd=repo_root)
-        lines = proc.stdout.splitlines()
-        assert proc.returncode == 0 and lines[0] == "OK", f"{path.name}: {proc.stderr[-2000:]}"
+        lines = _brain_answers(repo_root, path, 20, board)
         assert lines[1] in ("7,10", "12,10"), f"{path.name} missed the win on 20x20: {lines}"
 
 
