@@ -60,11 +60,16 @@ def read(path: str) -> tuple[dict[str, np.ndarray], dict]:
     return arrays, record
 
 
+def batch_norm(weights: dict[str, np.ndarray], norm: str) -> tuple[np.ndarray, np.ndarray]:
+    """Batch norm ``norm`` in eval mode as ``x * scale + shift`` per channel."""
+    scale = weights[f"{norm}.weight"] / np.sqrt(weights[f"{norm}.running_var"] + BN_EPS)
+    return scale, weights[f"{norm}.bias"] - weights[f"{norm}.running_mean"] * scale
+
+
 def fold_batch_norm(weight: np.ndarray, bias: np.ndarray | None, weights: dict[str, np.ndarray],
                     norm: str) -> tuple[np.ndarray, np.ndarray]:
     """A convolution (``weight [O, C, kh, kw]``) followed by batch norm ``norm`` (eval mode) as one."""
-    scale = weights[f"{norm}.weight"] / np.sqrt(weights[f"{norm}.running_var"] + BN_EPS)
-    shift = weights[f"{norm}.bias"] - weights[f"{norm}.running_mean"] * scale
+    scale, shift = batch_norm(weights, norm)
     folded_bias = shift if bias is None else bias * scale + shift
     return weight * scale[:, None, None, None], folded_bias
 
@@ -139,22 +144,15 @@ class FullyConvForward:
             first = conv(w, f"blocks.{i}.conv1")
             pool = None
             if pooled:
-                norm = f"blocks.{i}.pool.norm"
-                scale = w[f"{norm}.weight"] / np.sqrt(w[f"{norm}.running_var"] + BN_EPS)
-                pool = (len(scale), scale, w[f"{norm}.bias"] - w[f"{norm}.running_mean"] * scale,
-                        Linear(w, f"blocks.{i}.pool.linear"))
-            after_first = self._bn(w, f"blocks.{i}.bn1")
+                scale, shift = batch_norm(w, f"blocks.{i}.pool.norm")
+                pool = (len(scale), scale, shift, Linear(w, f"blocks.{i}.pool.linear"))
+            after_first = batch_norm(w, f"blocks.{i}.bn1")
             self.blocks.append((first, pool, after_first, conv_bn(w, f"blocks.{i}.conv2", f"blocks.{i}.bn2")))
         self.policy = conv_bn(w, "policy_conv", "policy_bn")
         self.policy_out = conv(w, "policy_out")
         self.pass_fc = Linear(w, "pass_fc") if "pass_fc.weight" in w else None
         self.value = conv_bn(w, "value_conv", "value_bn")
         self.value_fc1, self.value_fc2 = Linear(w, "value_fc1"), Linear(w, "value_fc2")
-
-    @staticmethod
-    def _bn(w: dict[str, np.ndarray], norm: str) -> tuple[np.ndarray, np.ndarray]:
-        scale = w[f"{norm}.weight"] / np.sqrt(w[f"{norm}.running_var"] + BN_EPS)
-        return scale, w[f"{norm}.bias"] - w[f"{norm}.running_mean"] * scale
 
     def __call__(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = relu(self.stem(x))
@@ -182,9 +180,9 @@ class PolicyValueForward:
         if config.get("ownership_head") or config.get("score_head"):
             raise StonelabError("the numpy forward pass has no Go ownership or score heads")
         self.trunk = [conv(w, f"trunk.{2 * i}") for i in range(len(config["channels"]))]
-        self.blocks = [(conv_bn(w, f"trunk.{2 * len(self.trunk) + i}.conv1", f"trunk.{2 * len(self.trunk) + i}.bn1"),
-                        conv_bn(w, f"trunk.{2 * len(self.trunk) + i}.conv2", f"trunk.{2 * len(self.trunk) + i}.bn2"))
-                       for i in range(config.get("res_blocks", 0))]
+        first = 2 * len(self.trunk)  # the residual blocks follow the (conv, ReLU) pairs in torch's Sequential
+        blocks = [f"trunk.{first + i}" for i in range(config.get("res_blocks", 0))]
+        self.blocks = [(conv_bn(w, f"{b}.conv1", f"{b}.bn1"), conv_bn(w, f"{b}.conv2", f"{b}.bn2")) for b in blocks]
         self.policy_conv, self.value_conv = conv(w, "policy_conv"), conv(w, "value_conv")
         self.policy_fc, self.value_fc1, self.value_fc2 = (Linear(w, "policy_fc"), Linear(w, "value_fc1"),
                                                           Linear(w, "value_fc2"))
