@@ -45,6 +45,9 @@ def save(path: str, weights: dict[str, np.ndarray], record: dict) -> None:
 
 def read(path: str) -> tuple[dict[str, np.ndarray], dict]:
     """The weights and record of a ``.npz`` file `save` wrote; anything else is refused saying what it is."""
+    if not zipfile.is_zipfile(path):  # numpy would read any other file as a pickle and say so
+        raise StonelabError(f"ckpt_path={path} is not a readable .npz weights file (not a zip archive; "
+                            f"python -m stonelab.models.export RUN.ckpt OUT.npz writes one)")
     try:
         with np.load(path, allow_pickle=False) as data:  # never unpickle what a file holds
             arrays = {name: data[name] for name in data.files}
