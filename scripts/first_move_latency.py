@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 GTP_OPENING = ["protocol_version", "name", "boardsize {n}", "clear_board", "komi 7.5", "genmove b"]
 ENGINES = {  # name: (play.py arguments, board size, protocol)
-    "go9": (["ckpt_path=models/go9_resnet3x64_from19_22k.ckpt", "search.go_value=mixed"], 9, "gtp"),
+    "go9": (["ckpt_path=models/go9_resnet3x64_from19_22k.ckpt", "go.leaf_value=mixed"], 9, "gtp"),
     "go9_alphazero": (["ckpt_path=models/go9_alphazero_1h.ckpt"], 9, "gtp"),
     "go19": (["ckpt_path=models/go19_resnet3x64_kgs_22k.ckpt"], 19, "gtp"),
     "gomoku": (["protocol=gomocup", "ckpt_path=models/gomoku8x8c5_alphazero_176min.ckpt"], 8, "gomocup"),

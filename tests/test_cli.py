@@ -44,6 +44,9 @@ def run_entry_point(repo_root, tmp_path):
      "did you mean match?"),
     ("play", ["search.playout=1"],
      "search.playout is not a setting; did you mean search.playouts? (a new key needs a leading +)"),
+    # Go's leaf value moved from the generic search to Go's own group
+    ("play", ["search.go_value=mixed"],
+     "search.go_value is now go.leaf_value (Go's own search settings, conf/go/default.yaml): go.leaf_value=mixed"),
 ])
 def test_config_errors_answer_one_line(script, args, message, run_entry_point):
     proc = run_entry_point(script, *args)
@@ -77,4 +80,4 @@ def test_train_help_lists_trains_groups_only(run_entry_point):
 
 def test_eval_and_play_help_list_their_own_groups(run_entry_point):
     assert set(group_lines(run_entry_point("eval", "task=predict", "--help").stdout)) == {"paths", "task"}
-    assert set(group_lines(run_entry_point("play", "--help").stdout)) == {"pruning", "search"}
+    assert set(group_lines(run_entry_point("play", "--help").stdout)) == {"go", "pruning", "search"}

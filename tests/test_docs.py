@@ -181,7 +181,7 @@ def test_command_reading():
     assert commands(text) == ["python src/train.py a=1      b=<x y> # note"]
     assert inline_commands(text) == ["python src/eval.py task=predict --help"]
     assert overrides(commands(text)[0]) == ("train", ["a=1", "b=x"])
-    assert overrides("python src/eval.py [search.go_value=...] [games=5] 'playouts=[0,100]'") == (
+    assert overrides("python src/eval.py [go.leaf_value=...] [games=5] 'playouts=[0,100]'") == (
         "eval", ["games=5", "playouts=[0,100]"])
     assert overrides("python src/train.py experiment=... ...") == ("train", [])
     assert commands('```\nm --brain "python src/play.py protocol=gomocup ckpt_path=a.npz" --brain "b"\n```') == [

@@ -124,10 +124,10 @@ def test_each_task_composes_only_its_own_settings(compose_eval):
     common = {"task_name", "ckpt_path", "seed", "device", "torch_threads", "paths", "task"}
     assert keys["match"] - common == {"search", "pruning", "games", "opponent", "opponent_playouts", "pure_playouts",
                                       "opening_moves"}
-    assert keys["tactics"] - common == {"search", "pruning", "playouts", "per_kind", "suite_seed", "win_length"}
+    assert keys["tactics"] - common == {"search", "pruning", "go", "playouts", "per_kind", "suite_seed", "win_length"}
     assert keys["predict"] - common == {"data", "symmetries"}
     assert keys["inspect"] - common == {"sgf", "move"}
-    assert keys["gtp_match"] - common == {"symmetries", "search", "pure_playouts", "games", "opponent_command", "judge_command",
+    assert keys["gtp_match"] - common == {"symmetries", "search", "go", "pure_playouts", "games", "opponent_command", "judge_command",
                                           "komi", "max_moves", "opening_moves", "resign_below", "resign_moves",
                                           "cleanup_moves", "opponent_timeout", "sgf_dir", "bar"}
     assert all(compose_eval(f"task={task}").task == task for task in keys)
@@ -188,7 +188,7 @@ def test_match_and_tactics_against_the_published_net(tmp_path, run_eval, repo_ro
 def test_tactics_of_a_go_net_with_and_without_search(tmp_path, run_eval, tiny_maddison_checkpoint):
     ckpt = tiny_maddison_checkpoint(tmp_path / "go.ckpt")
     proc = run_eval(["task=tactics", f"ckpt_path={ckpt}", "per_kind=2", "playouts=[0,8]",
-                     "search.go_value=playouts", "search.go_value_playouts=1"], tmp_path)
+                     "go.leaf_value=playouts", "go.leaf_playouts=1"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     result = json.loads((tmp_path / "tactics.json").read_text())
     assert result["game"] == "go_9x9" and result["positions"] == dict.fromkeys(
@@ -198,7 +198,9 @@ def test_tactics_of_a_go_net_with_and_without_search(tmp_path, run_eval, tiny_ma
     assert "capture" in proc.stdout and "no_pass" in proc.stdout
     refused = run_eval(["task=tactics", f"ckpt_path={ckpt}", "per_kind=2", "pruning=forced"], tmp_path)
     assert refused.returncode != 0 and "Traceback" not in refused.stderr
-    assert "pruning (forced=True) is Gomoku's candidate restriction" in refused.stderr
+    assert "pruning.forced=True: pruning.* are Gomoku's search settings and this plays Go" in refused.stderr
+    refused = run_eval(["task=tactics", f"ckpt_path={ckpt}", "go.leaf_value=rollouts"], tmp_path)
+    assert refused.returncode == 2 and "go.leaf_value='rollouts': choose one of auto, net" in refused.stderr
 
 
 def test_predict_reads_by_default_the_games_training_reads(compose_eval, conf_dir):

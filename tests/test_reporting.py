@@ -59,15 +59,19 @@ def test_time_to_strength_is_the_first_evaluation_reaching_the_target(sweep_fold
     result = json.loads((next(sweep_folder.rglob("result.json"))).read_text())
     elapsed = [e["elapsed_s"] for e in result["evaluations"]]
     assert elapsed == sorted(elapsed) and elapsed[0] > 0  # the run's training seconds at each evaluation
-    evals = [{"win_ratio": 0.2, "elapsed_s": 10.0}, {"win_ratio": 0.65, "elapsed_s": 20.0},
-             {"win_ratio": 0.9, "elapsed_s": 30.0}]
+    cpu = [e["cpu_s"] for e in result["evaluations"]]
+    assert cpu == sorted(cpu) and cpu[0] > 0  # and its own CPU seconds
+    evals = [{"win_ratio": 0.2, "elapsed_s": 10.0, "cpu_s": 8.0}, {"win_ratio": 0.65, "elapsed_s": 20.0, "cpu_s": 15.0},
+             {"win_ratio": 0.9, "elapsed_s": 30.0, "cpu_s": 21.0}]
     assert reporting.seconds_to_target(evals, 0.6) == 20.0
+    assert reporting.seconds_to_target(evals, 0.6, "cpu_s") == 15.0
     assert reporting.seconds_to_target(evals, 0.95) is None
     assert reporting.seconds_to_target([{"win_ratio": 1.0}], 0.5) is None  # older runs: no elapsed_s
     # With target 0 every run gets there at its first evaluation.
     for row in reporting.collect_results(sweep_folder, target=0.0):
         first = json.loads((sweep_folder / row["run"] / "result.json").read_text())["evaluations"][0]
         assert row["seconds_to_target"] == first["elapsed_s"]
+        assert row["cpu_seconds_to_target"] == first["cpu_s"]
 
 
 def _supervised_run(folder: Path, name: str, validations: list[tuple[float, int, float]]) -> Path:

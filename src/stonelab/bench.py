@@ -37,7 +37,7 @@ Suites:
   engine   the Go engine's search (one thread, 8 leaves per network call) in playouts/s on
            9x9 and 19x19, from the empty board and two random 10%-full positions:
            pure MCTS (one random playout per leaf), and a Maddison net (--depth/--filters,
-           untrained) with go_value=playouts (4 per leaf) and go_value=none; beside
+           untrained) with go.leaf_value=playouts (4 per leaf) and none; beside
            GNU Go level 10's and Pachi 5,000 playouts' seconds per move when installed
            (/usr/games/gnugo, tools/pachi/pachi from scripts/build_pachi.sh).
   precision  Go training updates of `experiment=kgs_cpu_resnet`'s net (3 residual
@@ -752,6 +752,7 @@ def suite_engine(args) -> dict:
     from stonelab.games.go.players import GoSearchPlayer, pure_mcts_player
     from stonelab.games.go.rules import GoRules
     from stonelab.games.go.search import GoSearch
+    from stonelab.games.go.settings import GoSettings
     from stonelab.models.inference import MovePredictor
     from stonelab.models.nets.maddison import MaddisonNet
     from stonelab.search.mcts import MCTSConfig
@@ -762,14 +763,14 @@ def suite_engine(args) -> dict:
     for n in (9, 19):
         rules = GoRules(n)
         positions = engine_positions(rules, stones=n * n // 10)
-        pure = pure_mcts_player(rules, {"playouts": playouts, "leaves_per_game": 8, "go_value_playouts": 1})
+        pure = pure_mcts_player(rules, {"playouts": playouts, "leaves_per_game": 8}, leaf_playouts=1)
         out[f"go{n}_pure_playouts_per_s"] = _engine_rate(pure, positions, playouts)
         torch.manual_seed(0)
         predictor = MovePredictor(MaddisonNet(36, n, depth=args.depth, filters=args.filters), rules, "maddison")
         for value in ("playouts", "none"):
-            config = MCTSConfig(playouts=playouts, leaves_per_game=8, go_value=value)
+            config = MCTSConfig(playouts=playouts, leaves_per_game=8)
             game = GoSearch(rules, max_moves=3 * rules.num_points)
-            player = GoSearchPlayer(rules, GoNetEvaluator(predictor, game, value, config.go_value_playouts), config)
+            player = GoSearchPlayer(rules, GoNetEvaluator(predictor, game, value, GoSettings().leaf_playouts), config)
             out[f"go{n}_net_{value}_playouts_per_s"] = _engine_rate(player, positions, playouts)
         gnugo = shutil.which("gnugo") or ("/usr/games/gnugo" if os.path.exists("/usr/games/gnugo") else None)
         if gnugo:

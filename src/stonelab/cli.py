@@ -152,6 +152,10 @@ def _missing_option(exc: MissingConfigException) -> str:
     return f"{text}; did you mean {closest[0]}?" if closest else text
 
 
+# Settings that moved: the old key on a command line is answered with the new one.
+MOVED_KEYS = {"search.go_value": "go.leaf_value", "search.go_value_playouts": "go.leaf_playouts"}
+
+
 def _unknown_key(missing: ConfigAttributeError | ConfigKeyError, assignment: str) -> str:
     """``trainer.max_epoch=1``: the closest existing key, or how to add a new one.
 
@@ -159,6 +163,9 @@ def _unknown_key(missing: ConfigAttributeError | ConfigKeyError, assignment: str
     ``traner.max_epochs``) and the config that lacks it; the rest of the key is kept.
     """
     key = assignment.split("=", 1)[0]
+    if key in MOVED_KEYS:
+        return (f"{key} is now {MOVED_KEYS[key]} (Go's own search settings, conf/go/default.yaml): "
+                f"{MOVED_KEYS[key]}={assignment.partition('=')[2]}")
     parent = missing.parent_node
     known = [str(k) for k in parent.keys() if k != "hydra"] if isinstance(parent, DictConfig) else []
     closest = difflib.get_close_matches(str(missing.key), known, n=1)

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]  # the repository (src/stonelab/compi
 # name: (game, src/play.py arguments), one engine per shipped model kind (features and search differ)
 ENGINES = {
     "go19": ("go", ["ckpt_path=models/go19_resnet3x64_kgs_22k.ckpt"]),
-    "go9": ("go", ["ckpt_path=models/go9_resnet3x64_from19_22k.ckpt", "search.go_value=mixed"]),
+    "go9": ("go", ["ckpt_path=models/go9_resnet3x64_from19_22k.ckpt", "go.leaf_value=mixed"]),
     "go9_alphazero": ("go", ["ckpt_path=models/go9_alphazero_1h.ckpt"]),
     "gomoku": ("gomoku", ["protocol=gomocup", "ckpt_path=models/gomoku8x8c5_alphazero_176min.ckpt"]),
 }

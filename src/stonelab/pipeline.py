@@ -59,10 +59,10 @@ def build(cfg: DictConfig):
         from lightning.pytorch.callbacks import LearningRateMonitor
 
         callbacks = [c for c in callbacks if not isinstance(c, LearningRateMonitor)]
-    for cb in callbacks:  # the game's search refuses pruning it cannot use before any self-play
-        pruning = getattr(cb, "pruning", None)
-        if pruning is not None:
-            game.search_game(pruning)
+    # The game's own search settings (Gomoku's pruning): bad values, another game's, or pruning
+    # the board cannot use are refused before any self-play.
+    if any(hasattr(cb, "game_settings") for cb in callbacks):
+        game.search_game(registry.own_settings(registry.of(game), cfg))
     check_budget(cfg, model, callbacks)
     # Its safe points follow the work of the others' hooks (the round in on_train_batch_start).
     callbacks.sort(key=lambda c: isinstance(c, StopOnSignal))

@@ -35,16 +35,18 @@ def gtp_engine(cfg: DictConfig, notice: CompileNotice):
     (first start) or load from numba's cache on a thread; while they compile, the engine
     answers from the moment the checkpoint is loaded and moves come from the net alone
     until the search is ready (`stonelab.protocols.gtp_search.SearchGTPEngine.search_when_ready`)."""
+    from stonelab.games.go.settings import entry_point_settings
     from stonelab.models.alphazero_go import go_model_from_checkpoint
     from stonelab.protocols.gtp_search import ResignRule, search_gtp_engine
     from stonelab.utils.device import resolve_device
 
+    settings = entry_point_settings(cfg)  # bad or foreign settings: refused before loading
     predictor = go_model_from_checkpoint(cfg.ckpt_path, device=resolve_device(cfg.device), symmetries=cfg.symmetries)
     try:
         resign = ResignRule(cfg.resign_below, cfg.resign_moves)
     except (TypeError, ValueError) as exc:
         raise ConfigError(str(exc)) from None
-    return search_gtp_engine(predictor, cfg.search, resign=resign, name=cfg.name, version=__version__,
+    return search_gtp_engine(predictor, settings, resign=resign, name=cfg.name, version=__version__,
                              background=notice)
 
 
@@ -57,12 +59,13 @@ def gomocup_engine(cfg: DictConfig, notice: CompileNotice):
     import, with a stand-in net, gained nothing measurable on 2 cores: both hold the GIL
     most of the time.)"""
     from stonelab.arena.players import NeuralMCTSPlayer
-    from stonelab.games.gomoku.candidates import PruningConfig
+    from stonelab.games import registry
     from stonelab.games.gomoku.rules import MAX_BOARD, MIN_BOARD
     from stonelab.protocols.gomocup import GomocupEngine, search_chooser
     from stonelab.search.mcts import MCTSConfig
 
-    search, pruning = MCTSConfig(**cfg.search), PruningConfig(**cfg.pruning)  # bad values: refused before loading
+    # Bad values, or another game's settings (go.*): refused before loading. The protocol is Gomoku's.
+    search, pruning = MCTSConfig(**cfg.search), registry.own_settings(registry.get("gomoku"), cfg)
     game, evaluate, size_free = gomocup_model(cfg)
     player = NeuralMCTSPlayer(game, evaluate, search, pruning=pruning)
     player.warm_up()
@@ -111,13 +114,15 @@ def analysis_engine(cfg: DictConfig, notice: CompileNotice):
     """A Go checkpoint behind KataGo's analysis protocol (`stonelab.protocols.analysis`):
     model loaded and search compiled before the first query is read (a query sent
     meanwhile waits in the pipe, as KataGo's own wait while it loads its net)."""
+    from stonelab.games.go.settings import entry_point_settings
     from stonelab.models.alphazero_go import go_model_from_checkpoint
     from stonelab.protocols import analysis
     from stonelab.utils.device import resolve_device
 
+    search = entry_point_settings(cfg)  # bad or foreign settings: refused before loading
     settings = cfg.get("analysis") or {}
     predictor = go_model_from_checkpoint(cfg.ckpt_path, device=resolve_device(cfg.device), symmetries=cfg.symmetries)
-    engine = analysis.analysis_engine(predictor, dict(cfg.search), name=cfg.name, version=__version__,
+    engine = analysis.analysis_engine(predictor, search, name=cfg.name, version=__version__,
                                       **{key: settings[key] for key in settings})
     notice.ready("the search is compiled")
     return engine

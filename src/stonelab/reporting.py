@@ -94,16 +94,18 @@ def plot_training_curve(run_dir: Path, out: Path | None = None) -> Path:
 RESULT_COLUMNS = ["run", "task_name", "game", "window", "threat_aware", "threat_space", "adaptive",
                   "top_k", "top_k_mode", "seconds", "games_played", "train_steps", "final_win_ratio",
                   "final_ci_low", "final_ci_high", "best_win_ratio", "candidates_mean",
-                  "candidate_reduction", "opponent", "target_win_ratio", "seconds_to_target"]
+                  "candidate_reduction", "opponent", "target_win_ratio", "seconds_to_target",
+                  "cpu_seconds_to_target", "cpu_seconds"]
 DEFAULT_TARGET = 0.6  # seed 000's best win ratio for its pruned 8x8 connect-5 run
 
 
-def seconds_to_target(evaluations: list[dict], target: float) -> float | None:
-    """Training seconds before the first evaluation scoring >= ``target`` (None: never,
-    or a run recorded before evaluations carried elapsed_s)."""
+def seconds_to_target(evaluations: list[dict], target: float, clock: str = "elapsed_s") -> float | None:
+    """Training seconds before the first evaluation scoring >= ``target`` on ``clock``:
+    ``elapsed_s`` (wall) or ``cpu_s`` (the run's own CPU seconds, all its threads). None:
+    never, or a run recorded before evaluations carried that clock."""
     for e in evaluations:
-        if e["win_ratio"] >= target and "elapsed_s" in e:
-            return e["elapsed_s"]
+        if e["win_ratio"] >= target:
+            return e.get(clock)
     return None
 
 
@@ -143,6 +145,8 @@ def collect_results(folder: Path, target: float = DEFAULT_TARGET) -> list[dict]:
                                             selfplay.get("search/candidate_reduction")),
             "opponent": last.get("opponent"), "target_win_ratio": target,
             "seconds_to_target": seconds_to_target(evals, target),
+            "cpu_seconds_to_target": seconds_to_target(evals, target, "cpu_s"),
+            "cpu_seconds": last.get("cpu_s"),  # at the last evaluation
         })
     return rows
 

@@ -347,7 +347,7 @@ def test_a_short_game_against_gnu_go():
 
 @pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed (apt-get update && apt-get install -y gnugo)")
 def test_a_short_9x9_game_with_search_against_gnu_go_level_1():
-    search = {"playouts": 24, "leaves_per_game": 8, "go_value": "playouts", "go_value_playouts": 1}
+    search = {"playouts": 24, "leaves_per_game": 8, "go": {"leaf_value": "playouts", "leaf_playouts": 1}}
     with gnugo(level=1) as engine, model_player(tiny_predictor(), search) as model:
         result, (game,) = gtp_match(model, engine, RULES, games=1, max_moves=40)
         assert model.engine.player is not None and model.engine.player.mcts.simulations >= 24
@@ -358,7 +358,7 @@ def test_a_short_9x9_game_with_search_against_gnu_go_level_1():
 def test_our_engine_resigns_in_a_match_when_told_to():
     from stonelab.protocols.gtp_search import ResignRule
 
-    search = {"playouts": 60, "leaves_per_game": 8, "go_value": "playouts", "go_value_playouts": 1}
+    search = {"playouts": 60, "leaves_per_game": 8, "go": {"leaf_value": "playouts", "leaf_playouts": 1}}
     never = ResignRule(below=1e-9, moves=1, min_visits=1)  # no win rate is below this: plays on
     always = ResignRule(below=0.999, moves=1, min_visits=1)  # every win rate is: resigns at once
     with model_player(tiny_predictor(), search, resign=always) as model:
@@ -372,7 +372,7 @@ def test_our_engine_resigns_in_a_match_when_told_to():
 def test_our_pure_mcts_plays_as_a_gtp_side():
     from stonelab.arena.gtp_match import pure_mcts_side
 
-    with pure_mcts_side(RULES, {"playouts": 40, "go_value_playouts": 1}, "pure_mcts_40") as pure, \
+    with pure_mcts_side(RULES, {"playouts": 40}, "pure_mcts_40") as pure, \
             model_player(tiny_predictor()) as model:
         result, (game,) = gtp_match(model, pure, RULES, games=1, max_moves=16)
     assert result.games == 1 and len(game.moves) == 16 and game.white == "pure_mcts_40"

@@ -27,6 +27,22 @@ def test_elapsed_time_continues_across_a_resume():
     assert fresh.elapsed() == 0.0
 
 
+def test_cpu_time_continues_across_a_resume():
+    first = Evaluation(MCTSConfig())
+    first._fit_cpu_start = time.process_time() - 40.0  # 40 CPU seconds into the first session
+    state = first.state_dict()
+    assert 40.0 <= state["cpu_s"] < 41.0
+    resumed = Evaluation(MCTSConfig())
+    resumed.load_state_dict(state)
+    assert resumed.cpu_elapsed() == state["cpu_s"]
+    resumed._fit_cpu_start = time.process_time() - 5.0
+    assert 45.0 <= resumed.cpu_elapsed() < 46.5
+    old = {k: v for k, v in state.items() if k != "cpu_s"}  # a checkpoint from before the CPU clock
+    fresh = Evaluation(MCTSConfig())
+    fresh.load_state_dict(old)
+    assert fresh.cpu_elapsed() == 0.0
+
+
 def test_final_evaluation_reserve_scales_with_the_opponent():
     evaluation = Evaluation(MCTSConfig(), pure_playouts=2000)
     assert evaluation.seconds_after_training() == 0.0  # nothing measured yet

@@ -54,3 +54,36 @@ def test_each_spec_builds_its_search_and_pure_mcts():
         assert spec.symmetries in (1, 2, 4, 8) and spec.title
     assert registry.get("gomoku").search(GomokuRules(6, 4)).num_actions == 36
     assert registry.get("go").search(GoRules(9)).num_actions == 82
+
+
+def test_a_game_gets_its_own_search_settings_from_its_own_group():
+    from stonelab.games.go.settings import GoSettings
+    from stonelab.games.gomoku.candidates import PruningConfig
+
+    cfg = {"pruning": {"window": 6, "threat_aware": True}, "go": {"leaf_value": "auto"}}
+    assert registry.own_settings(registry.get("gomoku"), cfg) == PruningConfig(window=6, threat_aware=True)
+    assert registry.own_settings(registry.get("go"), {"go": {"leaf_value": "mixed"}}) == GoSettings("mixed")
+    assert registry.own_settings(registry.get("go"), {}) == GoSettings()  # no group given: its defaults
+    assert registry.own_settings(registry.get("othello"), {"pruning": None}) is None  # a game without any
+
+
+@pytest.mark.parametrize("game, cfg, message", [
+    ("go", {"pruning": {"window": 6, "threat_aware": True}},
+     "pruning.window=6, pruning.threat_aware=True: pruning.* are Gomoku's search settings and this plays Go"),
+    ("gomoku", {"go": {"leaf_value": "mixed"}},
+     "go.leaf_value=mixed: go.* are Go's search settings and this plays Gomoku"),
+    ("othello", {"go": {"leaf_playouts": 8}}, "go.leaf_playouts=8: go.* are Go's search settings and this plays Othello"),
+    ("go", {"go": {"leaf_value": "rollouts"}}, "go.leaf_value='rollouts': choose one of auto, net, playouts, mixed, none"),
+    ("go", {"go": {"leaf_playouts": 0}}, "go.leaf_playouts=0 must be an integer >= 1"),
+    ("go", {"go": {"leaf_valeu": "net"}}, "go.leaf_valeu is not a Go search setting (known: go.leaf_value, go.leaf_playouts)"),
+])
+def test_another_games_settings_or_bad_values_are_refused(game, cfg, message):
+    with pytest.raises(ConfigError) as info:
+        registry.own_settings(registry.get(game), cfg)
+    assert str(info.value).startswith(message)
+
+
+def test_a_settings_group_comes_with_its_builder():
+    spec = registry.get("othello")
+    with pytest.raises(RuntimeError, match="settings_group and settings come together"):
+        registry.register(registry.GameSpec(**{**spec.__dict__, "settings_group": "othello"}))

@@ -57,7 +57,7 @@ def test_it_plays_over_gtp_with_and_without_search(go_az):
             if search["playouts"]:
                 assert engine.engine.player.mcts.simulations >= 24
     with pytest.raises(StonelabError, match="searches with its value output"):
-        model_player(model, {"playouts": 8, "go_value": "playouts"})
+        model_player(model, {"playouts": 8, "go": {"leaf_value": "playouts"}})
 
 
 def test_go_and_gomoku_alphazero_checkpoints_are_refused_by_each_others_tasks(go_az, tmp_path,

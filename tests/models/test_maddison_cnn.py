@@ -254,7 +254,7 @@ def test_a_mixed_leaf_value_is_the_mean_of_the_net_and_the_playouts(tmp_path, sa
     mixed = GoNetEvaluator(predictor, search, value="mixed").evaluate_positions(positions, 1)[1][0]
     assert playouts == -1.0 and mixed == pytest.approx(0.5 * net - 0.5, abs=1e-6)
     plain = MovePredictor.from_checkpoint(str(tiny_maddison_checkpoint(tmp_path / "plain.ckpt")))
-    with pytest.raises(ConfigError, match="go_value=mixed: this checkpoint's net has no value output"):
+    with pytest.raises(ConfigError, match="go.leaf_value=mixed: this checkpoint's net has no value output"):
         GoNetEvaluator(plain, search, value="mixed")
 
 

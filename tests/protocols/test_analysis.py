@@ -22,7 +22,7 @@ from stonelab.protocols.analysis import (
     playout_score,
 )
 
-SEARCH = {"leaves_per_game": 4, "go_value": "playouts", "go_value_playouts": 1}
+SEARCH = {"leaves_per_game": 4, "go": {"leaf_value": "playouts", "leaf_playouts": 1}}
 DEFAULTS = {"max_visits": 20, "perspective": "BLACK", "pv_len": 15}
 
 

@@ -112,7 +112,7 @@ def bad_lines(count: int = 1000, seed: int = 2026) -> list[str]:
 def engine(one_thread):
     torch.manual_seed(0)
     predictor = MovePredictor(MaddisonNet(36, 9, depth=2, filters=8), GoRules(9), "maddison")
-    eng = AnalysisEngine(predictor, {"leaves_per_game": 4, "go_value": "playouts", "go_value_playouts": 1},
+    eng = AnalysisEngine(predictor, {"leaves_per_game": 4, "go": {"leaf_value": "playouts", "leaf_playouts": 1}},
                          max_visits=8, score_playouts=4)
     eng.warm_up()
     return eng

@@ -43,7 +43,7 @@ def katrain_query(ident: str, moves: list, ownership: bool = True) -> dict:
 
 def engine_command(repo_root, checkpoint) -> list[str]:
     return [sys.executable, str(repo_root / "src" / "play.py"), "protocol=analysis", f"ckpt_path={checkpoint}",
-            "search.go_value=playouts", "search.go_value_playouts=1", "analysis.score_playouts=8"]
+            "go.leaf_value=playouts", "go.leaf_playouts=1", "analysis.score_playouts=8"]
 
 
 class Client:

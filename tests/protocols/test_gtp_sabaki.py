@@ -26,8 +26,8 @@ torch.set_num_threads(1)
 net = MovePredictor(MaddisonNet(36, 9, depth=2, filters=8), GoRules(9), "maddison")
 net.estimates = lambda states: [BoardEstimate(0.6, float((s.board * s.to_play).sum()) + 0.5, 12.0, None)
                                 for s in states]
-search_gtp_engine(net, {"playouts": 16, "leaves_per_game": 4, "go_value": "playouts",
-                        "go_value_playouts": 1}).run()
+search_gtp_engine(net, {"playouts": 16, "leaves_per_game": 4, "go": {"leaf_value": "playouts",
+                        "leaf_playouts": 1}}).run()
 """
 
 

@@ -36,7 +36,7 @@ def predictor(one_thread):
 def engine(predictor, playouts=40, max_nodes=4000, **kwargs):
     player = None
     if playouts:
-        config = MCTSConfig(playouts=playouts, leaves_per_game=4, go_value="playouts", go_value_playouts=1)
+        config = MCTSConfig(playouts=playouts, leaves_per_game=4)
         search = GoSearch(RULES, max_moves=3 * RULES.num_points)
         player = GoSearchPlayer(RULES, GoNetEvaluator(predictor, search, "playouts", 1), config,
                                 max_nodes=max_nodes)
@@ -280,7 +280,7 @@ def test_while_the_search_loads_from_the_cache_a_move_waits_for_it(predictor):
 
 def test_a_failed_warm_up_ends_the_engine_as_a_failed_start_would(predictor):
     def refused():
-        raise ConfigError("search.go_value=net: this checkpoint's net has no value output")
+        raise ConfigError("go.leaf_value=net: this checkpoint's net has no value output")
 
     eng = engine(predictor, playouts=0)
     eng.search_when_ready(Background(refused), compiling=lambda: True)
@@ -292,7 +292,7 @@ def test_a_failed_warm_up_ends_the_engine_as_a_failed_start_would(predictor):
 def test_the_background_warm_up_compiles_what_the_searched_game_runs(predictor, compiled_signatures):
     """What the thread warms is what the engine then runs (same kernels, same types): nothing
     compiles in a move afterwards, with or without a clock, after a pass, or analysing."""
-    eng = search_gtp_engine(predictor, {"playouts": 16, "leaves_per_game": 4, "go_value_playouts": 1},
+    eng = search_gtp_engine(predictor, {"playouts": 16, "leaves_per_game": 4, "go": {"leaf_playouts": 1}},
                             background=CompileNotice("not installed: says nothing"))
     assert eng.player is None and eng.pending_player is not None
     assert eng.pending_player.wait(600)

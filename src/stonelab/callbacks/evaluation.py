@@ -15,7 +15,7 @@ import numpy as np
 from stonelab.arena.players import NeuralMCTSPlayer, PureMCTSPlayer, play_match, pure_mcts_player
 from stonelab.arena.ratings import MatchResult
 from stonelab.callbacks.logging import log_metrics
-from stonelab.callbacks.selfplay import as_pruning
+from stonelab.callbacks.selfplay import own_search_settings
 from stonelab.callbacks.stop import StopRequested, stop_checking, stop_signal
 from stonelab.errors import ConfigError, check
 from stonelab.games import registry
@@ -75,7 +75,7 @@ class Evaluation(L.Callback):
             raise ConfigError("callbacks.evaluation: give opponent_checkpoint or opponent_command, not both")
         self.opponent_command = opponent_command
         self.search = search if isinstance(search, MCTSConfig) else MCTSConfig(**search)
-        self.pruning = as_pruning(pruning)  # the player under test searches like self-play
+        self.game_settings = pruning  # the player under test searches like self-play (`own_search_settings`)
         self.every_n_rounds = every_n_rounds
         self.games = games
         self.playouts_step = playouts_step
@@ -91,14 +91,16 @@ class Evaluation(L.Callback):
         self.last_eval_round = 0
         self.history: list[dict] = []
         self.elapsed_before = 0.0  # training seconds of earlier sessions of a resumed run
+        self.cpu_before = 0.0  # and the CPU seconds this process used in them
         self._fit_start: float | None = None
+        self._fit_cpu_start: float | None = None
         self._evaluators: dict[str, NetEvaluator] = {}  # "player" / "opponent", built on first use
         self._opponent_net, self._opponent_label = None, None  # loaded in on_fit_start
 
     def state_dict(self) -> dict:
         return {"pure_playouts": self.pure_playouts, "best_win_ratio": self.best_win_ratio,
                 "last_eval_round": self.last_eval_round, "history": json.dumps(self.history),
-                "elapsed_s": self.elapsed()}
+                "elapsed_s": self.elapsed(), "cpu_s": self.cpu_elapsed()}
 
     def load_state_dict(self, state: dict) -> None:
         self.pure_playouts = int(state["pure_playouts"])
@@ -106,14 +108,21 @@ class Evaluation(L.Callback):
         self.last_eval_round = int(state["last_eval_round"])
         self.history = json.loads(state["history"])
         self.elapsed_before = float(state.get("elapsed_s", 0.0))
+        self.cpu_before = float(state.get("cpu_s", 0.0))
 
     def elapsed(self) -> float:
         """Wall seconds of training so far, across resumes (for time-to-strength)."""
         now = time.perf_counter() - self._fit_start if self._fit_start is not None else 0.0
         return self.elapsed_before + now
 
+    def cpu_elapsed(self) -> float:
+        """CPU seconds of this process (all its threads) over the same span: time to strength at
+        equal CPU, which wall seconds are not when runs share a machine."""
+        now = time.process_time() - self._fit_cpu_start if self._fit_cpu_start is not None else 0.0
+        return self.cpu_before + now
+
     def on_fit_start(self, trainer, pl_module) -> None:
-        self._fit_start = time.perf_counter()
+        self._fit_start, self._fit_cpu_start = time.perf_counter(), time.process_time()
         spec = registry.of(pl_module.game)
         if self.opponent_command and "gtp" not in spec.protocols:
             raise ConfigError(f"callbacks.evaluation.opponent_command: a GTP engine plays Go; "
@@ -163,7 +172,7 @@ class Evaluation(L.Callback):
 
     def evaluate(self, trainer, module) -> MatchResult | None:
         """Play and record a match; None if a stop signal cut it short (nothing is recorded)."""
-        start, elapsed = time.perf_counter(), self.elapsed()  # the strength the run had reached by now
+        start, elapsed, cpu = time.perf_counter(), self.elapsed(), self.cpu_elapsed()  # the strength reached by now
         result = self._play_share(trainer, module)
         if result is None:
             if trainer.is_global_zero:
@@ -172,7 +181,7 @@ class Evaluation(L.Callback):
             return None
         record = {
             "round": module.rounds, "train_step": module.train_steps, "games_played": module.games_played,
-            "elapsed_s": round(elapsed, 1),
+            "elapsed_s": round(elapsed, 1), "cpu_s": round(cpu, 1),
             "opponent": self.opponent_name(), "wins": result.wins, "draws": result.draws,
             "losses": result.losses, "win_ratio": result.win_ratio,
             "ci_low": result.interval[0], "ci_high": result.interval[1],
@@ -247,7 +256,7 @@ class Evaluation(L.Callback):
             try:
                 with module.evaluation_mode(), torch_threads(self.torch_threads):
                     player = NeuralMCTSPlayer(module.game, stop_checking(self._evaluator(trainer, module, "player"), stop),
-                                              self.search, pruning=self.pruning)
+                                              self.search, pruning=own_search_settings(module.game, self.game_settings))
                     opponent = self._opponent(trainer, module, stop)
                     # Two networks search deterministically: random 2-stone openings vary the games.
                     opening = 2 if self.opponent_checkpoint else 0

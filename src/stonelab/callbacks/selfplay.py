@@ -6,6 +6,7 @@ import dataclasses
 import hashlib
 import logging
 import time
+from collections.abc import Mapping
 from functools import partial
 
 import lightning as L
@@ -15,7 +16,7 @@ from lightning.pytorch.utilities import rank_zero_warn
 from stonelab.callbacks.logging import log_metrics
 from stonelab.callbacks.stop import StopRequested, stop_checking, stop_signal
 from stonelab.errors import check
-from stonelab.games.gomoku.candidates import PruningConfig
+from stonelab.games import registry
 from stonelab.models.evaluator import check_search_precision, search_precision
 from stonelab.search.mcts import MCTSConfig
 from stonelab.search.selfplay import SelfPlaySlots
@@ -45,7 +46,7 @@ class SelfPlay(L.Callback):
 
     def __init__(self, search: dict | MCTSConfig, *, games_per_round: int = 1,
                  steps_per_round: int = 1, temperature_moves: int = 8, seed: int = 0,
-                 torch_threads: int | None = 1, pruning: dict | PruningConfig | None = None,
+                 torch_threads: int | None = 1, pruning: Mapping | object | None = None,
                  parallel_games: int | None = None, precision: str | None = None,
                  resign_below: float | None = None, resign_playthrough: float = 0.1,
                  fast_playouts: int | None = None, full_search_share: float = 0.25):
@@ -72,7 +73,7 @@ class SelfPlay(L.Callback):
         check_threads(torch_threads, "callbacks.selfplay.torch_threads")
         self.precision = check_search_precision(precision, "callbacks.selfplay.precision")
         self.search = search if isinstance(search, MCTSConfig) else MCTSConfig(**search)
-        self.pruning = as_pruning(pruning)
+        self.game_settings = pruning  # the pruning group's values; the game's own settings from `setup` on
         self.games_per_round = games_per_round
         self.steps_per_round = steps_per_round
         self.temperature_moves = temperature_moves
@@ -86,6 +87,7 @@ class SelfPlay(L.Callback):
         self._evaluator = None  # built on first use, on the module's device
         self._loaded: dict = {}  # the checkpoint's games in progress, every rank's
         self._trainer = None
+        self._game = None  # the module's game, known from `setup`
 
     def on_train_start(self, trainer, pl_module) -> None:
         # Epoch 0's first batch is drawn inside the first step; fill the buffer first.
@@ -160,7 +162,8 @@ class SelfPlay(L.Callback):
         restriction, and what each DDP rank played since this process started (its games
         and a digest of them: ranks that play their own games have distinct digests)."""
         mine = {"rank": trainer.global_rank, "games": self.games_finished, "games_digest": self.games_seen.hexdigest()}
-        fields = {"pruning": dataclasses.asdict(self.pruning), "selfplay": self.last_stats}
+        group = registry.of(self._game).settings_group if self._game is not None else None
+        fields = {**({group: dataclasses.asdict(self.game_settings)} if group else {}), "selfplay": self.last_stats}
         ranks = gather_to_rank_zero(trainer, mine)
         return {**fields, "selfplay_by_rank": ranks} if ranks is not None else fields
 
@@ -183,7 +186,7 @@ class SelfPlay(L.Callback):
         if self.session is None:
             self.session = SelfPlaySlots(module.game, self.parallel_games or self.games_per_round,
                                        self.search, temperature_moves=self.temperature_moves,
-                                       pruning=self.pruning, resign_below=self.resign_below,
+                                       pruning=self.game_settings, resign_below=self.resign_below,
                                        resign_playthrough=self.resign_playthrough,
                                        fast_playouts=self.fast_playouts, full_search_share=self.full_search_share)
             # Checkpoints hold every rank's games in progress; a rank the checkpoint has none
@@ -199,6 +202,8 @@ class SelfPlay(L.Callback):
 
     def setup(self, trainer, pl_module, stage: str) -> None:
         self._trainer = trainer  # state_dict gathers every rank's games in progress
+        self._game = pl_module.game
+        self.game_settings = own_search_settings(pl_module.game, self.game_settings)
 
     def state_dict(self) -> dict:
         mine = self.session.state_dict() if self.session is not None else None
@@ -220,8 +225,10 @@ def resign_metrics(slots: SelfPlaySlots) -> dict:
             "selfplay/resign_false_positive_rate": stats["false_positives"] / calls if calls else 0.0}
 
 
-def as_pruning(pruning: dict | PruningConfig | None) -> PruningConfig:
-    """A PruningConfig from the Hydra `pruning` group (None: no pruning)."""
-    if pruning is None:
-        return PruningConfig()
-    return pruning if isinstance(pruning, PruningConfig) else PruningConfig(**dict(pruning))
+def own_search_settings(game, pruning: Mapping | object | None):
+    """The game's own search settings (`stonelab.games.registry.own_settings`) for self-play and
+    in-run matches: built from the ``pruning`` group's values (Gomoku's candidate restriction;
+    another game refuses one that is set), or ``pruning`` itself when already built."""
+    if pruning is not None and not isinstance(pruning, Mapping):
+        return pruning
+    return registry.own_settings(registry.of(game), {"pruning": pruning})

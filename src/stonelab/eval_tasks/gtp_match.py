@@ -34,22 +34,24 @@ def run(cfg: DictConfig) -> dict:
     from stonelab.arena import gtp_match as referee
     from stonelab.arena.progress import MatchProgress
     from stonelab.games.go.rules import GoRules
+    from stonelab.games.go.settings import entry_point_settings
     from stonelab.models.alphazero_go import go_model_from_checkpoint
 
     _check(cfg)
     set_threads(cfg.torch_threads)
     device = resolve_device(cfg.device)
+    settings = entry_point_settings(cfg)  # our engine's search: the generic settings and Go's own
     predictor = go_model_from_checkpoint(cfg.ckpt_path, device=device, symmetries=cfg.symmetries)  # refuses Gomoku checkpoints
     rules = GoRules(predictor.rules.n, komi=float(cfg.komi))
     max_moves = int(cfg.max_moves or 2 * rules.num_points)
     sgf_dir = Path(str(cfg.sgf_dir)) if cfg.get("sgf_dir") else None
-    journal = MatchJournal(Path(str(cfg.paths.output_dir)) / JOURNAL, match_settings(cfg, rules, max_moves))
+    journal = MatchJournal(Path(str(cfg.paths.output_dir)) / JOURNAL, match_settings(cfg, settings, rules, max_moves))
     played = journal.played()
     if played:
         print(f"continuing the match in {cfg.paths.output_dir}: {len(played)} of {cfg.games} games played")
     start = time.perf_counter()
     with _opponent(cfg, rules) as engine, _judge(cfg, rules) as judge, \
-            referee.model_player(predictor, cfg.search, resign=_resign_rule(cfg)) as model, \
+            referee.model_player(predictor, settings, resign=_resign_rule(cfg)) as model, \
             MatchProgress(cfg.games, bar=cfg.bar) as progress:
         opponent_name = engine.identity()
         engine.label = opponent_name
@@ -61,7 +63,7 @@ def run(cfg: DictConfig) -> dict:
     lo, hi = result.interval
     scored_by = Counter(g.scored_by for g in games if g.scored_by)
     open_passes = [g.passes_with_open_points(referee.player_colour(i)) for i, g in enumerate(games)]
-    out = {"checkpoint": cfg.ckpt_path, "symmetries": cfg.symmetries, "search": dict(cfg.search), "opponent": opponent_name, "opponent_command": cfg.opponent_command,
+    out = {"checkpoint": cfg.ckpt_path, "symmetries": cfg.symmetries, "search": settings, "opponent": opponent_name, "opponent_command": cfg.opponent_command,
            "judge": judge.label if judge else None, "board_size": rules.n, "komi": rules.komi,
            "max_moves": max_moves, "opening_moves": cfg.opening_moves,
            "resign_below": cfg.resign_below, "resign_moves": cfg.resign_moves, "scored_by": {way: scored_by[way] for way in referee.SCORED_BY},
@@ -88,14 +90,15 @@ def run(cfg: DictConfig) -> dict:
 JOURNAL = "games.jsonl"  # the run folder's record of a match, one game per line, to continue it
 
 
-def match_settings(cfg: DictConfig, rules, max_moves: int) -> dict:
-    """What makes two runs the same match: the players, the rules and the openings."""
+def match_settings(cfg: DictConfig, search: dict, rules, max_moves: int) -> dict:
+    """What makes two runs the same match: the players (``search``: our engine's settings,
+    `stonelab.games.go.settings.entry_point_settings`), the rules and the openings."""
     import hashlib
 
     with open(cfg.ckpt_path, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
     return {"checkpoint_sha256": digest, "opponent_command": str(cfg.opponent_command),
-            "judge_command": cfg.judge_command, "search": {k: v for k, v in dict(cfg.search).items()},
+            "judge_command": cfg.judge_command, "search": search,
             "resign_below": cfg.resign_below, "resign_moves": cfg.resign_moves,
             "pure_playouts": cfg.pure_playouts, "board_size": rules.n, "komi": rules.komi, "max_moves": max_moves,
             "cleanup_moves": cfg.cleanup_moves, "opening_moves": cfg.opening_moves, "seed": cfg.seed,
@@ -174,7 +177,7 @@ def _opponent(cfg: DictConfig, rules):
 
     if str(cfg.opponent_command).strip() != PURE_MCTS:
         return _engine(cfg, "opponent_command")
-    settings = {**cfg.search, "playouts": cfg.pure_playouts, "go_value_playouts": 1, "max_nodes": None}
+    settings = {**cfg.search, "playouts": cfg.pure_playouts, "max_nodes": None}  # one playout per leaf
     return referee.pure_mcts_side(rules, settings, label=f"pure_mcts_{cfg.pure_playouts}")
 
 

@@ -14,7 +14,6 @@ from stonelab.arena.players import NeuralMCTSPlayer, play_match, pure_mcts_playe
 from stonelab.errors import ConfigError
 from stonelab.eval_tasks import require_checkpoint, write_result
 from stonelab.games import registry
-from stonelab.games.gomoku.candidates import PruningConfig
 from stonelab.models import checkpoints
 from stonelab.models.alphazero import net_evaluator
 from stonelab.search.mcts import MCTSConfig
@@ -35,13 +34,13 @@ def run(cfg: DictConfig) -> dict:
                           f"score it with task=predict, or against GNU Go with task=gtp_match")
     game = loaded.game
     search = MCTSConfig(**cfg.search)
-    pruning = PruningConfig(**cfg.pruning)
-    player = NeuralMCTSPlayer(game, net_evaluator(loaded.net, device), search, pruning=pruning)
+    spec = registry.of(game)
+    settings = registry.own_settings(spec, cfg)  # the game's own (Gomoku: pruning); another game's refused
+    player = NeuralMCTSPlayer(game, net_evaluator(loaded.net, device), search, pruning=settings)
     opponent_playouts = cfg.get("opponent_playouts") or None
     if opponent_playouts is not None and (not isinstance(opponent_playouts, int) or opponent_playouts < 1):
         raise ConfigError(f"opponent_playouts={opponent_playouts!r} must be a whole number >= 1 "
                           f"(or null: search.playouts)")
-    spec = registry.of(game)
     if cfg.opponent == "pure_mcts":
         opponent = pure_mcts_player(game, cfg.pure_playouts, search.c_puct, seed=cfg.seed)
         opponent_name = f"pure_mcts_{cfg.pure_playouts}"

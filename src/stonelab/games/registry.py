@@ -37,9 +37,10 @@ class GameSpec:
       beside ``model`` and ``game`` (board size, line length, komi ...).
     from_identity: ``identity -> rules``: the rules a checkpoint's model plays.
     describe: ``identity -> str``: the board in words for messages ("6x6, 4 in a row").
-    search: ``(rules, pruning=None) -> SearchGame`` (`stonelab.search.game`): the game as
-      self-play, matches and engines search it. ``pruning`` (seed 000's candidate
-      restriction, the ``pruning`` config group) is refused by games that have none.
+    search: ``(rules, settings=None) -> SearchGame`` (`stonelab.search.game`): the game as
+      self-play, matches and engines search it, with the game's own search settings
+      (``settings_group``); seed 000's candidate restriction (Gomoku's ``pruning``) is
+      refused by games that have none.
     pure_mcts: ``(rules, playouts, c_puct, seed) -> player``: the uniform-prior, random-
       rollout opponent of matches and in-run evaluation (`stonelab.arena.players`).
     symmetries: how many board symmetries keep the rules (8 on a square board; a
@@ -57,6 +58,12 @@ class GameSpec:
       square board's ``n * n`` points; other boards give their own).
     bench_playouts, bench_games, bench_parallel: ``python -m stonelab.bench mcts`` defaults
       (playouts per move, games, games searched at once), sized so that a run takes seconds.
+    settings_group: the config group of the game's own search settings, beside the generic
+      ``search`` (Gomoku: ``pruning``, seed 000's candidate restriction; Go: ``go``, the leaf
+      value of a move predictor's search); None: the game has none.
+    settings: ``values -> settings``: that group's values (None: its defaults) as the game's
+      settings object (a frozen dataclass, so equal settings compare equal); bad values are
+      refused there (`own_settings`).
     """
 
     name: str
@@ -76,6 +83,8 @@ class GameSpec:
     bench_playouts: int = 400
     bench_games: int = 192
     bench_parallel: int = 64
+    settings_group: str | None = None
+    settings: Callable[[Mapping | None], object] | None = None
 
 
 _GAMES: dict[str, GameSpec] = {}
@@ -87,6 +96,8 @@ def register(spec: GameSpec) -> GameSpec:
     known = _GAMES.get(spec.name)
     if known is not None and known.rules is not spec.rules:
         raise RuntimeError(f"two games registered as {spec.name!r}: {known.rules} and {spec.rules}")
+    if (spec.settings_group is None) != (spec.settings is None):
+        raise RuntimeError(f"game {spec.name!r}: settings_group and settings come together")
     if spec.symmetries not in (1, 2, 4, 8):
         raise RuntimeError(f"game {spec.name!r}: symmetries={spec.symmetries} is not 1, 2, 4 or 8")
     _GAMES[spec.name] = spec
@@ -148,3 +159,22 @@ def identity(rules, model: str) -> dict:
 def rules_from_identity(identity: dict):
     """The rules a checkpoint's model plays, rebuilt from its identity."""
     return get(identity["game"]).from_identity(identity)
+
+
+def own_settings(spec: GameSpec, cfg: Mapping):
+    """The search settings of ``spec``'s game from its own group in ``cfg`` (None when it has
+    none). Another game's group set away from that game's defaults is refused, naming the
+    changed keys: its settings would otherwise be ignored without a word."""
+    _discover()
+    for other in _GAMES.values():
+        group = other.settings_group
+        if other is spec or group is None or group == spec.settings_group or cfg.get(group) is None:
+            continue
+        given, default = other.settings(cfg[group]), other.settings(None)
+        if given != default:
+            changed = [f"{group}.{k}={v}" for k, v in vars(given).items() if getattr(default, k) != v]
+            raise ConfigError(f"{', '.join(changed)}: {group}.* are {other.title}'s search settings and this "
+                              f"plays {spec.title}: drop the override")
+    if spec.settings_group is None:
+        return None
+    return spec.settings(cfg.get(spec.settings_group))

@@ -668,21 +668,23 @@ ENGINE_TREE_NODES = 20_000  # room for analysis to grow (19x19: ~170 MB of edges
 
 def search_gtp_engine(predictor, search, *, resign: ResignRule | None = None, name: str = "stonelab",
                       version: str = "", background: CompileNotice | None = None) -> SearchGTPEngine:
-    """A Go move predictor as a GTP engine; ``search`` (the ``search`` config or None) with
-    ``playouts: 0`` or None plays the net's move without search.
+    """A Go move predictor as a GTP engine; ``search`` (the search settings, Go's own under
+    ``"go"``: `stonelab.games.go.settings.search_settings`; or None) with ``playouts: 0`` or
+    None plays the net's move without search.
 
     ``background`` (`src/play.py`), the `CompileNotice` of a first start: the kernels
     compile or load on a thread (`warm_up`), the net's move first, then the search, which
     takes over when ready (`SearchGTPEngine.search_when_ready`); the notice says when.
     Without it the search is built before this returns (compiling on first use)."""
     from stonelab.games.go.players import go_search_player
+    from stonelab.games.go.settings import split_settings
 
     settings = dict(search or {"playouts": 0})
     playouts = settings.get("playouts", 0)
     if not isinstance(playouts, int) or playouts < 0:
         raise ConfigError(f"search.playouts={playouts!r} must be an integer >= 0 (0: no search)")
     if playouts > 0:
-        MCTSConfig(**settings)  # a bad setting is refused now, not by a thread later
+        MCTSConfig(**split_settings(settings)[0])  # a bad setting is refused now, not by a thread later
         settings.setdefault("max_nodes", None)
         settings["max_nodes"] = settings["max_nodes"] or max(2 * (playouts + 2) + 8, ENGINE_TREE_NODES)
 

@@ -109,13 +109,11 @@ class MCTSConfig:
     dirichlet_epsilon: float = 0.25
     reuse_tree: bool = True
     seconds: float | None = None  # a time limit per move for engines (GTP); None: playouts only
-    go_value: str = "auto"  # Go leaf value: net | playouts | mixed | none | auto (`stonelab.games.go.evaluator`)
-    go_value_playouts: int = 4  # random playouts per leaf with go_value=playouts or mixed
     max_nodes: int | None = None  # tree size of an engine's search; None: twice the playouts
     threads: int = 1  # threads for selection, expansion and backup (games split between them; same results)
     fpu_reduction: float | None = None  # unvisited moves' Q: None = 0 (AlphaZero_Gomoku), r = node Q - r * sqrt(visited P)
     root_policy_temperature: float = 1.0  # self-play roots (with the noise): priors P^(1/T), renormalised (KataGo)
-    score_utility: float = 0.0  # Go nets with a score head: leaf value = (1-w) value + w score utility (KataGo)
+    score_utility: float = 0.0  # nets with a score head: leaf value = (1-w) value + w score utility (KataGo)
 
     def __post_init__(self):
         check([
@@ -130,10 +128,6 @@ class MCTSConfig:
              f"search.dirichlet_epsilon={self.dirichlet_epsilon!r} must be in [0, 1]"),
             (lambda: self.seconds is None or (isinstance(self.seconds, (int, float)) and self.seconds > 0),
              f"search.seconds={self.seconds!r} must be null or > 0"),
-            (lambda: self.go_value in ("auto", "net", "playouts", "mixed", "none"),
-             f"search.go_value={self.go_value!r}: choose auto, net, playouts, mixed or none"),
-            (lambda: isinstance(self.go_value_playouts, int) and self.go_value_playouts >= 1,
-             f"search.go_value_playouts={self.go_value_playouts!r} must be an integer >= 1"),
             (lambda: self.max_nodes is None or (isinstance(self.max_nodes, int) and self.max_nodes >= 16),
              f"search.max_nodes={self.max_nodes!r} must be null or an integer >= 16"),
             (lambda: isinstance(self.threads, int) and not isinstance(self.threads, bool) and self.threads >= 1,

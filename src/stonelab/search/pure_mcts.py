@@ -54,7 +54,7 @@ def mean_rollout_values(game, positions, count, rollouts, out):
     """``out[i]``: mean result of ``rollouts`` random playouts from position ``i`` of the
     batch, for its side to move (+1 won .. -1 lost); the positions are left unchanged.
 
-    The leaf value of a search whose net has no value output (Go's ``go_value=playouts``).
+    The leaf value of a search whose net has no value output (Go's ``go.leaf_value=playouts``).
     """
     if count == 0:
         return

@@ -8,14 +8,16 @@ from stonelab.games import registry
 from stonelab.games.go.rules import GoRules
 
 
-def _search(rules: GoRules, pruning=None):
+def _search(rules: GoRules, settings=None):
     """Go as AlphaZero's self-play and in-run matches search it: games end on two passes or
     after twice the points in moves, and no move fills a single-point eye of its own, so a
     game ends by passing rather than by a side destroying its own groups. The GTP engine
-    builds its own `GoSearch`, which may fill eyes."""
+    builds its own `GoSearch`, which may fill eyes. Go's own ``settings`` (`GoSettings`) are
+    its evaluators' (the leaf value), not the tree's; another game's (pruning) is refused."""
     from stonelab.games.go.search import GoSearch
+    from stonelab.games.go.settings import GoSettings
 
-    return GoSearch(rules, pruning, fill_own_eyes=False)
+    return GoSearch(rules, None if isinstance(settings, GoSettings) else settings, fill_own_eyes=False)
 
 
 def _pure_mcts(rules: GoRules, playouts: int, c_puct: float = 5.0, seed: int = 0):
@@ -27,6 +29,12 @@ def _pure_mcts(rules: GoRules, playouts: int, c_puct: float = 5.0, seed: int = 0
     game = rules.search_game()
     return NeuralMCTSPlayer(game, UniformEvaluator(game, 1), MCTSConfig(playouts=playouts, c_puct=c_puct),
                             name=f"pure_mcts_{playouts}")
+
+
+def _settings(values=None):
+    from stonelab.games.go.settings import GoSettings
+
+    return GoSettings.of(values)
 
 
 def _tactics(cfg, path: str, playouts: list[int]) -> dict:
@@ -55,4 +63,6 @@ SPEC = registry.register(registry.GameSpec(
     tactics=_tactics,
     learned_by="model=maddison_cnn or model=belief_vit (expert games), model=alphazero (self-play)",
     bench_playouts=64, bench_games=8, bench_parallel=8,  # a Go move costs ~8x a Gomoku move
+    settings_group="go",
+    settings=_settings,
 ))

@@ -8,7 +8,7 @@ The search hands over the leaf positions themselves (`PositionEvaluator`): the
 checkpoint's own encoder (seed 002's 36 planes, with liberties and ladders, or
 simple4) turns them into the net's input inside numba.
 
-The leaf value (``search.go_value``):
+The leaf value (``go.leaf_value``, `stonelab.games.go.settings`):
 
 - ``net``: the model's value output (belief_vit; a maddison_cnn trained with a value
   head); one forward pass gives prior and value.
@@ -41,12 +41,12 @@ from stonelab.features.maddison import encode_maddison_into, maddison_scratch
 from stonelab.features.simple4 import encode_simple4_into
 from stonelab.games.go.rules import I_TO_PLAY
 from stonelab.games.go.search import GoSearch, go_position_at
+from stonelab.games.go.settings import LEAF_VALUES
 from stonelab.models.evaluator import HostStaging
 from stonelab.search.mcts import PositionEvaluator
 from stonelab.search.pure_mcts import mean_rollout_values
 
-GO_VALUES = ("auto", "net", "playouts", "mixed", "none")
-ROLLOUT_WEIGHT = 0.5  # go_value=mixed: the playouts' share of the leaf value (AlphaGo's lambda)
+ROLLOUT_WEIGHT = 0.5  # leaf_value=mixed: the playouts' share of the leaf value (AlphaGo's lambda)
 PASS_PRIOR = 0.01
 
 
@@ -66,7 +66,7 @@ class UniformEvaluator(PositionEvaluator):
 
     def __init__(self, search: GoSearch, rollouts: int = 1):
         if rollouts < 1:
-            raise ConfigError(f"search.go_value_playouts={rollouts!r} must be >= 1 for pure MCTS")
+            raise ConfigError(f"go.leaf_playouts={rollouts!r} must be >= 1 for pure MCTS")
         self.search = search
         self.rollouts = rollouts
 
@@ -81,16 +81,16 @@ class GoNetEvaluator(PositionEvaluator):
     """Priors and values of leaf positions from a Go move predictor (`MovePredictor`)."""
 
     def __init__(self, predictor, search: GoSearch, value: str = "auto", rollouts: int = 4):
-        if value not in GO_VALUES:
-            raise ConfigError(f"search.go_value={value!r}: choose one of {', '.join(GO_VALUES)}")
+        if value not in LEAF_VALUES:
+            raise ConfigError(f"go.leaf_value={value!r}: choose one of {', '.join(LEAF_VALUES)}")
         self.has_value_output = _has_value_output(predictor)
         if value == "auto":
             value = "net" if self.has_value_output else "playouts"
         if value in ("net", "mixed") and not self.has_value_output:
-            raise ConfigError(f"search.go_value={value}: this checkpoint's net has no value output "
-                              "(use go_value=playouts or none)")
+            raise ConfigError(f"go.leaf_value={value}: this checkpoint's net has no value output "
+                              "(use go.leaf_value=playouts or none)")
         if value in ("playouts", "mixed") and rollouts < 1:
-            raise ConfigError(f"search.go_value_playouts={rollouts!r} must be >= 1 with go_value={value}")
+            raise ConfigError(f"go.leaf_playouts={rollouts!r} must be >= 1 with go.leaf_value={value}")
         if getattr(predictor.net, "memory", 0):
             raise ConfigError("a belief_vit with a memory of past positions cannot be searched yet "
                               "(its leaves have no history): use it without search (search.playouts=0)")

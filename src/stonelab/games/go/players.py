@@ -227,18 +227,21 @@ class GoSearchPlayer:
         return tuple(pv)
 
 
-def go_search_player(predictor, search: dict) -> GoSearchPlayer:
-    """The `GoSearchPlayer` of a Go move predictor with ``search`` settings (`MCTSConfig` fields)."""
+def go_search_player(predictor, settings: dict) -> GoSearchPlayer:
+    """The `GoSearchPlayer` of a Go move predictor with ``settings``: `MCTSConfig` fields, and
+    Go's own (`stonelab.games.go.settings.GoSettings`) under ``"go"`` (`search_settings`)."""
     from stonelab.errors import ConfigError
     from stonelab.games.go.evaluator import GoNetEvaluator
+    from stonelab.games.go.settings import split_settings
     from stonelab.models.alphazero_go import AlphaZeroGoModel
 
+    search, go_settings = split_settings(settings)
     config = MCTSConfig(**search)
     rules = predictor.rules
     if isinstance(predictor, AlphaZeroGoModel):  # its own planes and value output, in its own search
-        if config.go_value not in ("auto", "net"):
-            raise ConfigError(f"search.go_value={config.go_value}: an alphazero Go net searches with its "
-                              "value output (go_value=net or auto)")
+        if go_settings.leaf_value not in ("auto", "net"):
+            raise ConfigError(f"go.leaf_value={go_settings.leaf_value}: an alphazero Go net searches with its "
+                              "value output (go.leaf_value=net or auto)")
         predictor.evaluate.use_score_utility(config.score_utility)
         return GoSearchPlayer(rules, predictor, config, max_nodes=config.max_nodes)
     if config.score_utility:
@@ -248,15 +251,15 @@ def go_search_player(predictor, search: dict) -> GoSearchPlayer:
     # the pass is no candidate (points still open), a search that may fill its own eyes can
     # pick that and kill its own groups (measured against GNU Go on 9x9, 2026-12-02).
     game = GoSearch(rules, max_moves=3 * rules.num_points, fill_own_eyes=False)
-    evaluator = GoNetEvaluator(predictor, game, value=config.go_value, rollouts=config.go_value_playouts)
+    evaluator = GoNetEvaluator(predictor, game, value=go_settings.leaf_value, rollouts=go_settings.leaf_playouts)
     return GoSearchPlayer(rules, evaluator, config, max_nodes=config.max_nodes)
 
 
-def pure_mcts_player(rules: GoRules, search: dict) -> GoSearchPlayer:
-    """Pure MCTS on Go (uniform priors, random playouts as value) with ``search`` settings."""
+def pure_mcts_player(rules: GoRules, search: dict, leaf_playouts: int = 1) -> GoSearchPlayer:
+    """Pure MCTS on Go (uniform priors, the mean of ``leaf_playouts`` random playouts as value)
+    with ``search`` settings (`MCTSConfig` fields)."""
     from stonelab.games.go.evaluator import UniformEvaluator
 
     config = MCTSConfig(**search)
     game = GoSearch(rules, max_moves=3 * rules.num_points)
-    return GoSearchPlayer(rules, UniformEvaluator(game, config.go_value_playouts), config,
-                          max_nodes=config.max_nodes)
+    return GoSearchPlayer(rules, UniformEvaluator(game, leaf_playouts), config, max_nodes=config.max_nodes)

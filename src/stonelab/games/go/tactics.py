@@ -174,25 +174,16 @@ def search_answers(predictor, tactics: list[GoTactic], search: dict) -> np.ndarr
 def run_suite(cfg, path: str, playouts: list[int]) -> dict:
     """``task=tactics`` on a Go checkpoint (any model): the raw policy and the search at each
     of ``playouts`` (0: the raw policy)."""
-    import dataclasses
-
     from stonelab.arena import tactics as scoring
-    from stonelab.errors import ConfigError
-    from stonelab.games.gomoku.candidates import PruningConfig
+    from stonelab.games.go.settings import entry_point_settings
     from stonelab.models.alphazero_go import go_model_from_checkpoint
     from stonelab.search.mcts import MCTSConfig
     from stonelab.utils.device import resolve_device
 
-    pruning = PruningConfig(**cfg.pruning)
-    if pruning.enabled:
-        changed = {k: v for k, v in dataclasses.asdict(pruning).items() if v != getattr(PruningConfig(), k)}
-        raise ConfigError(f"pruning ({', '.join(f'{k}={v}' for k, v in changed.items())}) is Gomoku's candidate "
-                          f"restriction and {path} is a Go checkpoint, whose search tries every legal move: "
-                          "drop the pruning=... override")
+    settings = entry_point_settings(cfg)  # another game's settings refused here
+    MCTSConfig(**cfg.search)  # a bad search setting is named before any search
     predictor = go_model_from_checkpoint(path, device=resolve_device(cfg.device))
     tactics = generate(predictor.rules, per_kind=cfg.per_kind, seed=cfg.suite_seed)
-    settings = dict(cfg.search)
-    MCTSConfig(**settings)  # a bad search setting is named before any search
     rows = {"random move": scoring.random_baseline(tactics)}
     for p in playouts:
         answers = (policy_answers(predictor, tactics) if p == 0
@@ -200,4 +191,4 @@ def run_suite(cfg, path: str, playouts: list[int]) -> dict:
         rows["raw policy" if p == 0 else f"search {p}"] = scoring.score(tactics, answers)
     return {"checkpoint": path, "net": f"checkpoint:{path}", "game": predictor.rules.name,
             "positions": scoring.counts(tactics), "suite_seed": cfg.suite_seed, "c_puct": settings["c_puct"],
-            "go_value": settings["go_value"], "scores": rows}
+            "leaf_value": settings["go"]["leaf_value"], "scores": rows}

@@ -16,6 +16,12 @@ def _search(rules: GomokuRules, pruning=None):
     return GomokuSearch(rules, pruning)
 
 
+def _settings(values=None):
+    from stonelab.games.gomoku.candidates import PruningConfig
+
+    return PruningConfig(**dict(values or {}))
+
+
 def _pure_mcts(rules: GomokuRules, playouts: int, c_puct: float = 5.0, seed: int = 0):
     from stonelab.arena.players import PureMCTSPlayer
 
@@ -47,4 +53,6 @@ SPEC = registry.register(registry.GameSpec(
     tactics=_tactics,
     learned_by="model=alphazero (self-play)",
     max_opening=lambda rules: 2 * rules.k - 2,  # k - 1 stones a side: no line yet
+    settings_group="pruning",
+    settings=_settings,
 ))

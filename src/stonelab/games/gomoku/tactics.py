@@ -280,7 +280,7 @@ def run_suite(cfg, path: str, playouts: list[int]) -> dict:
     """``task=tactics`` on a Gomoku net (a stonelab checkpoint or AlphaZero_Gomoku's file):
     the raw policy and the search at each of ``playouts`` (0: the raw policy)."""
     from stonelab.arena import tactics as scoring
-    from stonelab.games.gomoku.candidates import PruningConfig
+    from stonelab.games import registry
     from stonelab.models.evaluator import net_evaluator
     from stonelab.search.mcts import MCTSConfig
     from stonelab.utils.device import resolve_device
@@ -289,7 +289,7 @@ def run_suite(cfg, path: str, playouts: list[int]) -> dict:
     evaluate = net_evaluator(net, resolve_device(cfg.device))
     tactics = generate(rules, per_kind=cfg.per_kind, seed=cfg.suite_seed)
     search = MCTSConfig(**cfg.search)
-    pruning = PruningConfig(**cfg.pruning)
+    pruning = registry.own_settings(registry.of(rules), cfg)  # another game's settings refused here
     rows = {"random move": scoring.random_baseline(tactics)}
     for p in playouts:
         answers = (policy_answers(rules, evaluate, tactics) if p == 0
