@@ -14,8 +14,8 @@ from omegaconf import DictConfig
 
 from stonelab import __version__
 from stonelab.errors import ConfigError
-from stonelab.protocols.warmup import CompileNotice
 from stonelab.models.numpy_net import SUFFIX as NUMPY_SUFFIX  # torch-free, as this module must stay
+from stonelab.protocols.warmup import CompileNotice
 
 PROTOCOLS = ("gtp", "gomocup", "analysis")
 # On stderr once numba first compiles (a fresh clone), so that nobody takes the engine for
