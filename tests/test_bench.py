@@ -44,6 +44,10 @@ def test_mcts_bad_evaluator_is_a_clear_error(capsys):
 def test_bad_game_is_a_clear_error(capsys):
     assert bench.main(["mcts", "--board-size", "6", "--win-length", "7"]) == 2
     assert "game.win_length=7" in capsys.readouterr().err
+    assert bench.main(["mcts", "--game", "go_9", "--win-length", "5"]) == 2
+    assert "--win-length: conf/game/go_9.yaml has no win_length (its settings: board_size, komi" in capsys.readouterr().err
+    assert bench.main(["mcts", "--game", "gomoku"]) == 2
+    assert "--game 'gomoku': use one of conf/game/: connect4," in capsys.readouterr().err
 
 
 def test_pruning_suite_reports_every_variant(capsys):

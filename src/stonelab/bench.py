@@ -265,21 +265,26 @@ NULL_PARALLEL = 1024  # games searched at once by `mcts --evaluator null` (one G
 
 
 def bench_rules(args):
-    """The rules ``--game`` names: a conf/game/ file (gomoku_8x8_c5, go_9, othello_8, ...), or
-    ``gomoku`` with ``--board-size`` and ``--win-length``."""
-    from hydra.utils import instantiate
+    """The rules ``--game`` names: a conf/game/ file (gomoku_8x8_c5, go_9, othello_8, ...),
+    with ``--board-size`` and ``--win-length`` replacing that file's values when given."""
+    from hydra.utils import get_class
     from omegaconf import OmegaConf
 
     from stonelab.errors import ConfigError
 
-    if args.game == "gomoku":
-        return registry.get("gomoku").rules(args.board_size, args.win_length)
     path = os.path.join(CONF_DIR, "game", f"{args.game}.yaml")
     if not os.path.isfile(path):
         choices = sorted(f[:-5] for f in os.listdir(os.path.join(CONF_DIR, "game")) if f.endswith(".yaml"))
-        raise ConfigError(f"--game {args.game!r}: use gomoku (--board-size, --win-length) or one of conf/game/: "
-                          f"{', '.join(choices)}")
-    return instantiate(OmegaConf.load(path))
+        raise ConfigError(f"--game {args.game!r}: use one of conf/game/: {', '.join(choices)}")
+    game = OmegaConf.load(path)
+    for key, value in (("board_size", args.board_size), ("win_length", args.win_length)):
+        if value is not None:
+            if key not in game:
+                raise ConfigError(f"--{key.replace('_', '-')}: conf/game/{args.game}.yaml has no {key} "
+                                  f"(its settings: {', '.join(k for k in game if not k.startswith('_'))})")
+            game[key] = value
+    settings = {k: v for k, v in OmegaConf.to_container(game).items() if k != "_target_"}
+    return get_class(game._target_)(**settings)  # called directly: a bad value raises its own one-line error
 
 
 def suite_mcts(args) -> dict:
@@ -363,7 +368,7 @@ def suite_pruning(args) -> dict:
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    rules = GomokuRules(args.board_size, args.win_length)
+    rules = GomokuRules(args.board_size or 8, args.win_length or 5)  # seed 000's pruning is Gomoku's
     evaluate = net_evaluator(PolicyValueNet(rules.n))
     playouts = args.playouts or 400
     positions = fixed_positions(rules, args.parallel or 64)
@@ -683,7 +688,7 @@ def suite_update(args) -> dict:
     from stonelab.games.gomoku.rules import GomokuRules
     from stonelab.models.nets.policy_value import PolicyValueNet
 
-    rules = GomokuRules(args.board_size, args.win_length)
+    rules = GomokuRules(args.board_size or 8, args.win_length or 5)
     batch_size = args.batch_size or 512
     torch.manual_seed(0)
     net = PolicyValueNet(board_size=rules.n)
@@ -792,9 +797,12 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("suite", choices=sorted(SUITES))
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--game", default="gomoku", help="mcts: gomoku (--board-size, --win-length) or go_N")
-    parser.add_argument("--board-size", type=int, default=8)
-    parser.add_argument("--win-length", type=int, default=5)
+    parser.add_argument("--game", default="gomoku_8x8_c5",
+                        help="mcts: a conf/game/ file (gomoku_8x8_c5, go_9, othello_8, connect4, ...)")
+    parser.add_argument("--board-size", type=int, default=None,
+                        help="replaces the game file's board_size (pruning, update: Gomoku's, default 8)")
+    parser.add_argument("--win-length", type=int, default=None,
+                        help="replaces the game file's win_length (pruning, update: default 5)")
     parser.add_argument("--playouts", type=int, default=None,
                         help="neural MCTS playouts per move (default 400; go: 64)")
     parser.add_argument("--pure-playouts", type=int, default=1000, help="pure MCTS playouts per move")

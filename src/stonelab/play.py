@@ -64,9 +64,9 @@ def gomocup_engine(cfg: DictConfig, notice: CompileNotice):
     from stonelab.protocols.gomocup import GomocupEngine, search_chooser
     from stonelab.search.mcts import MCTSConfig
 
-    # Bad values, or another game's settings (go.*): refused before loading. The protocol is Gomoku's.
-    search, pruning = MCTSConfig(**cfg.search), registry.own_settings(registry.get("gomoku"), cfg)
+    search = MCTSConfig(**cfg.search)  # bad values: refused before loading
     game, evaluate, size_free = gomocup_model(cfg)
+    pruning = registry.own_settings(registry.of(game), cfg)  # the game's own; another game's (go.*) refused
     player = NeuralMCTSPlayer(game, evaluate, search, pruning=pruning)
     player.warm_up()
     notice.ready("the search is compiled")
