@@ -54,3 +54,84 @@ def test_generated_suite_is_seeded_and_every_kind_has_a_strict_answer_set():
         legal = int((t.board == 0).sum())
         assert 0 < len(t.answers) < legal and all(t.board[p] == 0 for p in t.answers)
         assert classify(RULES, t.board, t.to_play) == (t.kind, t.answers)
+
+
+def _forces(board, n, k, colour, plies):
+    """Reference, straight from the definition: ``colour`` to move makes k in a row within
+    ``plies`` of its own plies-count whatever the opponent replies, every point considered."""
+    from stonelab.games.gomoku.rules import would_win
+
+    empty = [a for a in range(n * n) if board[a] == 0]
+    if any(would_win(board, n, k, a, colour) for a in empty):
+        return True
+    if plies < 3:
+        return False
+    for a in empty:
+        board[a] = colour
+        replies = [r for r in empty if r != a]
+        holds = bool(replies) and not any(would_win(board, n, k, r, -colour) for r in replies)
+        for r in replies if holds else ():
+            board[r] = -colour
+            holds = _forces(board, n, k, colour, plies - 2)
+            board[r] = 0
+            if not holds:
+                break
+        board[a] = 0
+        if holds:
+            return True
+    return False
+
+
+def _random_game_position(rng, n, k, stones):
+    """A position of a random game after ``stones`` moves, or where a move would have ended it."""
+    from stonelab.games.gomoku.rules import would_win
+
+    board = np.zeros(n * n, dtype=np.int8)
+    for i, a in enumerate(rng.permutation(n * n)[:stones]):
+        colour = BLACK if i % 2 == 0 else WHITE
+        if would_win(board, n, k, a, colour):
+            break
+        board[a] = colour
+    return board
+
+
+def test_the_pruned_3_ply_proof_agrees_with_the_definition():
+    """wins_within_3 skips replies by facts of the rules (tactics.py); on positions of random
+    games it answers as the full-width search of the definition does."""
+    from stonelab.games.gomoku.tactics import wins_within_3
+
+    n, k = 6, 4
+    rng = np.random.default_rng(7)
+    positives = 0
+    for _ in range(60):
+        board = _random_game_position(rng, n, k, int(rng.integers(4, n * n - 3)))
+        for colour in (BLACK, WHITE):
+            expected = _forces(board.copy(), n, k, colour, 3)
+            assert wins_within_3(board.copy(), n, k, colour) == expected
+            positives += expected
+    assert positives >= 5  # the positions include forced wins, not only their absence
+
+
+@pytest.mark.parametrize("n,k", [(6, 4), (8, 5)])
+def test_the_pruned_proofs_agree_with_the_full_width_search_on_the_suites(n, k):
+    """Every proof the suite uses (3 and 5 plies, the safe replies), for both colours, on the
+    positions of the generated suite (all five kinds, four-threes included), equals the
+    full-width search that looks at every reply (tests/games/gomoku/reference_tactics.py)."""
+    import reference_tactics as full
+
+    from stonelab.games.gomoku import tactics as pruned
+
+    out, expected = np.empty(n * n, dtype=np.int64), np.empty(n * n, dtype=np.int64)
+    for t in generate(GomokuRules(n, k), per_kind=20, seed=3):
+        for colour in (BLACK, WHITE):
+            for plies in (3, 5):
+                got = out[:pruned.forcing_moves(t.board.copy(), n, k, colour, plies, out)].tolist()
+                assert got == expected[:full.forcing_moves(t.board.copy(), n, k, colour, plies, expected)].tolist()
+            got = out[:pruned.safe_moves(t.board.copy(), n, k, colour, out)].tolist()
+            assert got == expected[:full.safe_moves(t.board.copy(), n, k, colour, expected)].tolist()
+
+
+def test_the_15x15_suite_generates_every_kind():
+    """At 225 points the proof search still finishes (it did not, full width, in 15 minutes)."""
+    suite = generate(GomokuRules(15, 5), per_kind=3, seed=0)
+    assert sorted({t.kind for t in suite}) == sorted(KINDS) and len(suite) == 15
