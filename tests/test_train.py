@@ -321,3 +321,33 @@ def test_init_from_another_net_is_refused_before_training(tmp_path, compose_go, 
     with pytest.raises(StonelabError, match="board_size: checkpoint has 9, this run has 19"):
         train(cfg)
     assert not (tmp_path / "out" / "checkpoints").exists()
+
+
+MIXED = ["game=gomoku_9x9_c5", "model/net=fully_conv", "model.net.filters=8", "model.net.blocks=2", "model.net.pool_channels=4",
+         "data.board_sizes=[6,9]", "callbacks.selfplay.games_per_round=3", "logger=none",
+         "callbacks.evaluation.at_train_end=false"]
+
+
+def test_mixed_board_sizes_train_on_each_board_and_resume_exactly(straight_and_resumed):
+    """data.board_sizes=[6,9]: self-play fills a buffer per board, minibatches come from both,
+    and 2 epochs straight == 1 epoch then a resume (both boards' games in progress included)."""
+    a, c, result = straight_and_resumed(MIXED)
+    assert c["stonelab"]["identity"]["board_size"] == 9  # the game's own board names the checkpoint
+    buffers = c["SelfPlayDataModule"]["buffer"]["by_size"]
+    assert buffers["6"]["states_bcnn"].shape[2:] == (6, 6) and buffers["9"]["states_bcnn"].shape[2:] == (9, 9)
+    assert len(buffers["6"]["values_b"]) > 0 and len(buffers["9"]["values_b"]) > 0
+    for size in ("6", "9"):
+        assert torch.equal(a["SelfPlayDataModule"]["buffer"]["by_size"][size]["states_bcnn"],
+                           buffers[size]["states_bcnn"]), size
+    assert a["SelfPlayDataModule"]["buffer"]["batches_drawn"] == c["SelfPlayDataModule"]["buffer"]["batches_drawn"]
+    slots = next(v for k, v in c["callbacks"].items() if k.startswith("SelfPlay"))
+    assert sorted(slots["slots"]["by_size"]) == ["6", "9"]
+    for key, value in a["state_dict"].items():
+        assert torch.equal(value, c["state_dict"][key]), key
+    assert result["train_steps"] == 4
+
+
+def test_mixed_board_sizes_need_a_size_free_net(tmp_path, compose_train):
+    cfg = compose_train(["game=gomoku_9x9_c5", "data.board_sizes=[6,9]", "+trainer.fast_dev_run=true"], tmp_path)
+    with pytest.raises(Exception, match=r"board_sizes=\[6, 9\].*model/net=fully_conv"):
+        train(cfg)

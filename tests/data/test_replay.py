@@ -118,3 +118,54 @@ def test_a_go_buffer_saved_without_ownership_is_refused_with_the_way_out():
         ReplayBuffer(8, 10, 9, 82, aux_targets=True).load_state_dict(old.state_dict())
     with pytest.raises(ReplayBufferError, match="give them"):
         ReplayBuffer(8, 10, 9, 82, aux_targets=True).add(np.zeros((1, 10, 9, 9)), np.zeros((1, 82)), np.zeros(1))
+
+
+def test_mixed_sizes_route_by_board_and_each_batch_is_one_size():
+    dm = SelfPlayDataModule(GomokuRules(9, 5), buffer_size=1000, batch_size=8, augment=True, board_sizes=[9, 6])
+    assert sorted(dm.games) == [6, 9] and dm.games[9].n == 9 and dm.games[6].n == 6 and dm.games[6].k == 5
+    buffers = dm.buffer.buffers
+    assert buffers[6].capacity + buffers[9].capacity <= 1000 and buffers[9].capacity > buffers[6].capacity
+    assert dm.add_games(*_positions(3, n=6)) == 24 and dm.add_games(*_positions(1, n=9)) == 8
+    assert (len(buffers[6]), len(buffers[9]), len(dm.buffer), dm.buffer.positions_added) == (24, 8, 32, 32)
+    rng = np.random.default_rng(0)
+    shapes = [tuple(dm.buffer.sample(8, rng)[0].shape[2:]) for _ in range(200)]
+    assert set(shapes) == {(6, 6), (9, 9)}
+    assert 0.6 < shapes.count((6, 6)) / len(shapes) < 0.9  # 24 of 32 positions are 6x6
+    with pytest.raises(ReplayBufferError, match="7x7 board"):
+        dm.buffer.add(*_positions(1, n=7))
+
+
+def test_mixed_buffer_round_trip_and_foreign_states_are_refused():
+    dm = SelfPlayDataModule(GomokuRules(9, 5), buffer_size=500, batch_size=4, board_sizes=[6, 9])
+    dm.add_games(*_positions(2, n=6))
+    dm.buffer.batches_drawn = 7
+    copy = SelfPlayDataModule(GomokuRules(9, 5), buffer_size=500, batch_size=4, board_sizes=[6, 9]).buffer
+    copy.load_state_dict(dm.buffer.state_dict())
+    assert torch.equal(copy.buffers[6].states_bcnn[:16], dm.buffer.buffers[6].states_bcnn[:16])
+    assert (len(copy), copy.batches_drawn) == (16, 7)
+    other = SelfPlayDataModule(GomokuRules(9, 5), buffer_size=500, batch_size=4, board_sizes=[7, 9]).buffer
+    with pytest.raises(ReplayBufferError, match=r"holds the sizes \[6, 9\].*board_sizes=\[7, 9\].*init_from"):
+        other.load_state_dict(dm.buffer.state_dict())
+    single = SelfPlayDataModule(GomokuRules(9, 5), buffer_size=500, batch_size=4).buffer
+    with pytest.raises(ReplayBufferError, match="mixes board sizes"):
+        single.load_state_dict(dm.buffer.state_dict())
+    with pytest.raises(ReplayBufferError, match="one board size"):
+        copy.load_state_dict(single.state_dict())
+
+
+@pytest.mark.parametrize(("sizes", "message"), [
+    ([6, 7], r"must hold the game's own board, 9"),
+    ([9, 9], "names a size twice"),
+    (["nine"], "list of whole numbers"),
+    ([9, 4], r"data.board_sizes=\[9, 4\]: Gomoku on a 4x4 board"),
+])
+def test_bad_board_sizes_are_refused_in_one_line(sizes, message):
+    with pytest.raises(ConfigError, match=message):
+        SelfPlayDataModule(GomokuRules(9, 5), board_sizes=sizes)
+
+
+def test_board_sizes_need_a_square_board():
+    from stonelab.games.connect4.rules import Connect4Rules
+
+    with pytest.raises(ConfigError, match="square boards"):
+        SelfPlayDataModule(Connect4Rules(6, 7, 4), board_sizes=[7])

@@ -15,7 +15,7 @@ from lightning.pytorch.utilities import rank_zero_warn
 
 from stonelab.callbacks.logging import log_metrics
 from stonelab.callbacks.stop import StopRequested, stop_checking, stop_signal
-from stonelab.errors import check
+from stonelab.errors import ConfigError, check
 from stonelab.games import registry
 from stonelab.models.evaluator import check_search_precision, search_precision
 from stonelab.search.mcts import MCTSConfig
@@ -38,6 +38,11 @@ class SelfPlay(L.Callback):
     step samples it. Before training starts the buffer is filled to at least
     one batch. Randomness is seeded by (seed, rank, round), so a resumed run
     plays the same games it would have played.
+
+    A run that plays several board sizes (``data.board_sizes``) keeps one group of slots per
+    size (``parallel_games`` split between them) and plays each round's games in equal shares
+    (a remainder goes to the sizes in turn, round by round); every position goes to its
+    size's buffer.
 
     ``precision`` ("32", "bf16", None: follow ``trainer.precision``) is the search
     forward's (`stonelab.models.evaluator`). One evaluator serves the whole fit: the
@@ -83,7 +88,7 @@ class SelfPlay(L.Callback):
         self.last_stats: dict = {}  # the latest round's metrics, for result.json
         self.games_finished = 0  # by this rank since this process started, with a digest of them
         self.games_seen = hashlib.blake2b(digest_size=8)
-        self.session: SelfPlaySlots | None = None  # built on first use (needs the game)
+        self.sessions: dict[int, SelfPlaySlots] | None = None  # board size -> its slots; built on first use
         self._evaluator = None  # built on first use, on the module's device
         self._loaded: dict = {}  # the checkpoint's games in progress, every rank's
         self._trainer = None
@@ -111,50 +116,62 @@ class SelfPlay(L.Callback):
         """One round of self-play; False if a stop signal cut it short (then nothing of it is kept)."""
         start = time.perf_counter()
         rng = np.random.default_rng([self.seed, trainer.global_rank, module.rounds])
-        slots = self._slots(trainer, module)
-        before = slots.state_dict()  # the games in progress as the round found them
+        sessions = self._sessions(trainer, module)
+        before = {size: slots.state_dict() for size, slots in sessions.items()}  # as the round found them
         evaluate = stop_checking(self._evaluator_of(trainer, module), partial(stop_signal, trainer))
+        shares = round_shares(self.games_per_round, list(sessions), module.rounds)
         try:
             with module.evaluation_mode(), torch_threads(self.torch_threads):
-                games = slots.play(evaluate, self.games_per_round, rng)
+                games = [sessions[size].play(evaluate, share, rng) for size, share in shares.items() if share]
         except StopRequested:
             # Back to the round's start: the checkpoint then holds the state this round began
             # from, and the resumed run plays it again with the same seed, so it plays the
             # games the uninterrupted run would have played.
-            slots.load_state_dict(before)
+            for size, slots in sessions.items():
+                slots.load_state_dict(before[size])
             if trainer.is_global_zero:
                 log.info("%s: self-play round %d cut short after %.1f s; a resumed run plays it again",
                          stop_signal(trainer), module.rounds + 1, time.perf_counter() - start)
             return False
-        self._record(trainer, module, games, slots, time.perf_counter() - start)
+        self._record(trainer, module, games, list(sessions.values()), time.perf_counter() - start)
         return True
 
-    def _record(self, trainer, module, games, slots, elapsed: float) -> None:
-        """Put a round's finished games into the buffer, count them, log the round's metrics."""
-        aux = None if games.ownership is None else (games.ownership, games.scores, games.aux_weights)
-        added = trainer.datamodule.add_games(games.planes, games.policies, games.values, aux)
-        finished = len(games.lengths)
+    def _record(self, trainer, module, games: list, sessions: list[SelfPlaySlots], elapsed: float) -> None:
+        """Put a round's finished games (one `SelfPlayGames` per board size played) into the
+        buffer, count them, log the round's metrics."""
+        added = 0
+        for played in games:
+            aux = None if played.ownership is None else (played.ownership, played.scores, played.aux_weights)
+            added += trainer.datamodule.add_games(played.planes, played.policies, played.values, aux)
+            self.games_seen.update(played.planes.tobytes())
+            self.games_seen.update(played.winners.tobytes())
+        lengths = np.concatenate([played.lengths for played in games])
+        winners = np.concatenate([played.winners for played in games])
+        evaluations = sum(played.evaluations for played in games)
+        finished = len(lengths)
         module.rounds += 1
         module.games_played += finished
         stats = {
-            "selfplay/game_length": float(games.lengths.mean()),
+            "selfplay/game_length": float(lengths.mean()),
+            **({f"selfplay/game_length_{played.planes.shape[-1]}": float(played.lengths.mean()) for played in games}
+               if len(sessions) > 1 else {}),
             "selfplay/buffer_size": float(len(trainer.datamodule.buffer)),
             "selfplay/games_per_hour": finished / elapsed * 3600.0,
-            "selfplay/carried_games": float(slots.carried_games),
+            "selfplay/carried_games": float(sum(slots.carried_games for slots in sessions)),
             "selfplay/positions_added": float(added),
-            "selfplay/black_win_share": float((games.winners == 1).mean()),
-            "selfplay/draw_share": float((games.winners == 0).mean()),
-            "search/playouts_per_s": games.simulations / elapsed,
-            "search/candidates_mean": games.candidates_mean,
-            "search/candidate_reduction": games.candidate_reduction,
-            **resign_metrics(slots),
+            "selfplay/black_win_share": float((winners == 1).mean()),
+            "selfplay/draw_share": float((winners == 0).mean()),
+            "search/playouts_per_s": sum(played.simulations for played in games) / elapsed,
+            # per expanded node: each size's mean weighted by its network evaluations (one per expansion)
+            "search/candidates_mean": sum(p.candidates_mean * p.evaluations for p in games) / max(evaluations, 1),
+            "search/candidate_reduction": sum(p.candidate_reduction * p.evaluations for p in games)
+                                          / max(evaluations, 1),
+            **resign_metrics(sessions),
             "selfplay/rounds": float(module.rounds),
             "selfplay/games": float(module.games_played),
         }
         self.last_stats = stats
         self.games_finished += finished
-        self.games_seen.update(games.planes.tobytes())
-        self.games_seen.update(games.winners.tobytes())
         log_metrics(trainer, stats, step=module.train_steps)
 
     def result_fields(self, trainer) -> dict:
@@ -182,47 +199,89 @@ class SelfPlay(L.Callback):
                                                score_utility=self.search.score_utility)
         return self._evaluator
 
-    def _slots(self, trainer, module) -> SelfPlaySlots:
-        if self.session is None:
-            self.session = SelfPlaySlots(module.game, self.parallel_games or self.games_per_round,
-                                       self.search, temperature_moves=self.temperature_moves,
-                                       pruning=self.game_settings, resign_below=self.resign_below,
-                                       resign_playthrough=self.resign_playthrough,
-                                       fast_playouts=self.fast_playouts, full_search_share=self.full_search_share)
+    def _sessions(self, trainer, module) -> dict[int, SelfPlaySlots]:
+        if self.sessions is None:
+            boards = board_games(trainer, module)
+            slots = max(1, (self.parallel_games or self.games_per_round) // len(boards))
+            self.sessions = {size: SelfPlaySlots(rules, slots, self.search, temperature_moves=self.temperature_moves,
+                                                 pruning=self.game_settings, resign_below=self.resign_below,
+                                                 resign_playthrough=self.resign_playthrough,
+                                                 fast_playouts=self.fast_playouts,
+                                                 full_search_share=self.full_search_share)
+                             for size, rules in boards.items()}
             # Checkpoints hold every rank's games in progress; a rank the checkpoint has none
             # for (a resume with more ranks) starts afresh rather than replay copies of them.
             loaded = share_of(self._loaded, "slots", trainer.global_rank)
             if loaded is not None:
-                dropped = self.session.load_state_dict(loaded)
-                if dropped:
-                    rank_zero_warn(f"callbacks.selfplay: the checkpoint holds {dropped} games in progress "
-                                   f"for {len(loaded['moves'])} slots, this run has "
-                                   f"{self.session.slots}; those games start afresh")
-        return self.session
+                self._restore(loaded)
+        return self.sessions
+
+    def _restore(self, loaded: dict) -> None:
+        """Games in progress from a checkpoint: one size's state, or ``by_size`` for a mixed run."""
+        if "by_size" in loaded:
+            by_size = loaded["by_size"]
+        else:  # a one-board run's games
+            by_size = {str(size): loaded for size in self.sessions} if len(self.sessions) == 1 else {}
+        if sorted(by_size) != sorted(str(size) for size in self.sessions):
+            rank_zero_warn(f"callbacks.selfplay: the checkpoint's games in progress are not on this run's "
+                           f"boards ({sorted(self.sessions)}); every game starts afresh")
+            return
+        for size, session in self.sessions.items():
+            state = by_size[str(size)]
+            dropped = session.load_state_dict(state)
+            if dropped:
+                rank_zero_warn(f"callbacks.selfplay: the checkpoint holds {dropped} games in progress "
+                               f"for {len(state['moves'])} slots, this run has "
+                               f"{session.slots}; those games start afresh")
 
     def setup(self, trainer, pl_module, stage: str) -> None:
         self._trainer = trainer  # state_dict gathers every rank's games in progress
         self._game = pl_module.game
         self.game_settings = own_search_settings(pl_module.game, self.game_settings)
+        boards = board_games(trainer, pl_module)
+        if len(boards) > 1 and not getattr(pl_module.net, "size_free", False):
+            raise ConfigError(f"data.board_sizes={sorted(boards)} plays several boards, but model.net is "
+                              f"built for one ({type(pl_module.net).__name__}): use model/net=fully_conv")
 
     def state_dict(self) -> dict:
-        mine = self.session.state_dict() if self.session is not None else None
+        if self.sessions is None:
+            mine = None
+        elif len(self.sessions) == 1:  # one board: the format of runs before mixed sizes
+            mine = next(iter(self.sessions.values())).state_dict()
+        else:
+            mine = {"by_size": {str(size): slots.state_dict() for size, slots in self.sessions.items()}}
         return by_rank(self._trainer, "slots", mine)
 
     def load_state_dict(self, state_dict: dict) -> None:
         self._loaded = state_dict
 
 
-def resign_metrics(slots: SelfPlaySlots) -> dict:
-    """Resignation so far (none without ``resign_below``): games resigned, and the share of
-    playthrough games in which the side that would have resigned went on to win."""
-    if slots.resign_below is None:
+def resign_metrics(sessions: list[SelfPlaySlots]) -> dict:
+    """Resignation so far, over every board's slots (none without ``resign_below``): games
+    resigned, and the share of playthrough games in which the side that would have resigned
+    went on to win."""
+    if sessions[0].resign_below is None:
         return {}
-    stats = slots.resign_stats
+    stats = {key: sum(slots.resign_stats[key] for slots in sessions) for key in sessions[0].resign_stats}
     calls = stats["playthrough_calls"]
     return {"selfplay/resigned_games": float(stats["resigned"]),
             "selfplay/resign_playthrough_calls": float(calls),
             "selfplay/resign_false_positive_rate": stats["false_positives"] / calls if calls else 0.0}
+
+
+def board_games(trainer, module) -> dict[int, object]:
+    """Board size -> the rules self-play plays there: the datamodule's ``games``
+    (``data.board_sizes``), or the module's own game alone."""
+    games = getattr(getattr(trainer, "datamodule", None), "games", None)
+    return games if games else {0: module.game}
+
+
+def round_shares(games_per_round: int, sizes: list[int], round_index: int) -> dict[int, int]:
+    """How many of a round's games each board size finishes: equal shares, the remainder
+    going to the sizes in turn (starting one further each round), so that over rounds every
+    size plays as many games."""
+    base, rest = divmod(games_per_round, len(sizes))
+    return {size: base + int((i - round_index) % len(sizes) < rest) for i, size in enumerate(sizes)}
 
 
 def own_search_settings(game, pruning: Mapping | object | None):

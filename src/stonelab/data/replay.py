@@ -98,6 +98,10 @@ class ReplayBuffer:
         }
 
     def load_state_dict(self, state: dict) -> None:
+        if "by_size" in state:
+            raise ReplayBufferError(
+                f"checkpoint replay buffer mixes board sizes {list(state['by_size'])}, this run plays one: "
+                f"set data.board_sizes as that run did, or continue from its weights with init_from=<checkpoint>")
         states = state["states_bcnn"]
         if (tuple(states.shape[1:]) != tuple(self.states_bcnn.shape[1:])
                 or state["policies_ba"].shape[1:] != self.policies_ba.shape[1:]):
@@ -120,6 +124,66 @@ class ReplayBuffer:
         self.size = size
         self.next_slot = int(state["next_slot"])
         self.positions_added = int(state["positions_added"])
+        self.batches_drawn = int(state["batches_drawn"])
+
+
+class MixedSizeReplay:
+    """Replay of a run that plays several board sizes (``data.board_sizes``): one
+    `ReplayBuffer` per size, ``capacities[size]`` positions each.
+
+    `add` routes positions by their planes' board; `sample` draws each minibatch from one
+    size, chosen in proportion to the positions each size holds, so every stored position
+    is as likely to be drawn as in one buffer. A minibatch never mixes sizes: padding
+    small boards into a big one would put off-board zeros into batch norm's training
+    statistics (a masked batch norm, as KataGo has, would be needed).
+    """
+
+    def __init__(self, capacities: dict[int, int], planes: int, num_actions: dict[int, int | None],
+                 aux_targets: bool = False):
+        self.buffers = {size: ReplayBuffer(capacity, planes, size, num_actions[size], aux_targets)
+                        for size, capacity in sorted(capacities.items())}
+        self.capacity = sum(capacities.values())
+        self.batches_drawn = 0
+
+    def __len__(self) -> int:
+        return sum(len(buffer) for buffer in self.buffers.values())
+
+    @property
+    def positions_added(self) -> int:
+        return sum(buffer.positions_added for buffer in self.buffers.values())
+
+    def add(self, states: np.ndarray, policies: np.ndarray, values: np.ndarray,
+            aux: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
+        """Positions of one board (``states [P, C, n, n]``) into that size's buffer."""
+        size = states.shape[-1]
+        if size not in self.buffers or states.shape[-2] != size:
+            raise ReplayBufferError(f"positions of a {states.shape[-2]}x{size} board, but this buffer "
+                                    f"holds the sizes {list(self.buffers)}")
+        self.buffers[size].add(states, policies, values, aux)
+
+    def sample(self, batch_size: int, rng: np.random.Generator):
+        """A uniform minibatch of one board size (chosen by the positions each holds)."""
+        sizes = np.array([len(buffer) for buffer in self.buffers.values()], dtype=np.float64)
+        if sizes.sum() == 0:
+            raise ReplayBufferError("cannot sample an empty replay buffer; play games first")
+        size = list(self.buffers)[int(rng.choice(len(sizes), p=sizes / sizes.sum()))]
+        return self.buffers[size].sample(batch_size, rng)
+
+    def state_dict(self) -> dict:
+        return {"by_size": {str(size): buffer.state_dict() for size, buffer in self.buffers.items()},
+                "batches_drawn": self.batches_drawn}
+
+    def load_state_dict(self, state: dict) -> None:
+        mine = [str(size) for size in self.buffers]
+        theirs = list(state.get("by_size", {}))
+        if "by_size" not in state or sorted(theirs) != sorted(mine):
+            held = f"the sizes {[int(s) for s in theirs]}" if "by_size" in state else "one board size"
+            raise ReplayBufferError(
+                f"checkpoint replay buffer holds {held}, this run plays data.board_sizes="
+                f"{[int(s) for s in mine]}: resume with the sizes it was saved with, or continue from "
+                f"its weights with init_from=<checkpoint> (a fresh buffer)")
+        for size, buffer in self.buffers.items():
+            buffer.load_state_dict(state["by_size"][str(size)])
         self.batches_drawn = int(state["batches_drawn"])
 
 

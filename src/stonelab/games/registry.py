@@ -161,6 +161,23 @@ def rules_from_identity(identity: dict):
     return get(identity["game"]).from_identity(identity)
 
 
+def on_board(rules, size: int):
+    """``rules`` on a ``size`` x ``size`` board, every other rule kept (line length, rule set,
+    komi): the boards of a mixed-size run (``data.board_sizes``). A game whose identity has no
+    ``board_size`` (Connect Four's rows and columns), or a size its rules refuse, is refused."""
+    spec = of(rules)
+    identity = spec.identity(rules, "")
+    if "board_size" not in identity:
+        raise ConfigError(f"{spec.title} has no single board size to change (its board is "
+                          f"{spec.describe(identity)}): data.board_sizes is for square boards")
+    if identity["board_size"] == size:
+        return rules
+    try:
+        return spec.from_identity({**identity, "board_size": size})
+    except (ValueError, ConfigError) as exc:
+        raise ConfigError(f"{spec.title} on a {size}x{size} board: {exc}") from None
+
+
 def own_settings(spec: GameSpec, cfg: Mapping):
     """The search settings of ``spec``'s game from its own group in ``cfg`` (None when it has
     none). Another game's group set away from that game's defaults is refused, naming the
