@@ -22,7 +22,7 @@ from stonelab.games.gomoku.rules import GomokuRules
 from stonelab.models.alphazero import net_evaluator
 from stonelab.models.nets.policy_value import PolicyValueNet
 from stonelab.protocols import gomocup
-from stonelab.protocols.gomocup import MIN_BUDGET_S, GomocupClock, GomocupEngine, search_chooser
+from stonelab.protocols.gomocup import MEMORY_MARGIN, MIN_BUDGET_S, GomocupClock, GomocupEngine, search_chooser
 from stonelab.search.mcts import MCTSConfig
 
 
@@ -287,6 +287,25 @@ def test_the_search_takes_an_immediate_win():
     # own stones at 1..4,3 (open four), the opponent scattered: 0,3 or 5,3 wins at once
     lines = talk(eng, "START 8\nBOARD\n1,3,1\n2,3,1\n3,3,1\n4,3,1\n0,0,2\n7,0,2\n0,7,2\n7,7,2\nDONE\n")
     assert lines[1] in ("0,3", "5,3")
+
+
+def test_max_memory_shrinks_the_search_tree_to_fit_and_the_brain_still_plays():
+    torch.manual_seed(0)
+    rules = GomokuRules(15, 5)
+    player = NeuralMCTSPlayer(rules, net_evaluator(PolicyValueNet(15)), MCTSConfig(playouts=100_000))
+    eng = GomocupEngine(rules, search_chooser(player))
+    big = player.mcts.tree_bytes()
+    assert big > 500 * 2**20  # 100,000 playouts on 15x15: a tree of over 500 MiB
+    limit = eng.resident_bytes() + 64 * 2**20
+    lines = talk(eng, f"INFO max_memory {limit}\nSTART 15\nINFO timeout_turn 300\nBEGIN\n")
+    assert lines[0].startswith("MESSAGE search capped at ") and lines[0].endswith(f"max_memory {limit / 2**20:.0f} MiB")
+    playouts = int(lines[0].split()[4])
+    assert 16 <= playouts < 100_000 and player.config.playouts == playouts
+    assert player.mcts.tree_bytes() <= 64 * 2**20 - MEMORY_MARGIN
+    assert lines[1] == "OK" and len(lines[2].split(",")) == 2 and len(lines) == 3  # the first move, searched
+    assert eng.resident_bytes() <= limit
+    # a limit the tree already fits says nothing; 0 is no limit
+    assert talk(eng, f"INFO max_memory {limit}\nINFO max_memory 0\n") == []
 
 
 def test_play_py_is_a_gomocup_brain_with_only_protocol_on_stdout(tmp_path, repo_root,

@@ -27,6 +27,7 @@ class NeuralMCTSPlayer:
         self.mcts: BatchedMCTS | None = None
 
     def reset(self, num_games: int) -> None:
+        self.num_games = num_games
         self.mcts = BatchedMCTS(self.rules, num_games, self.config, pruning=self.pruning)
 
     def reset_game(self, g: int) -> None:
@@ -44,6 +45,21 @@ class NeuralMCTSPlayer:
             # maybe occupied; one playout more (one evaluation) makes it a searched move
             visits[unvisited] = self.mcts.search(self.evaluate, unvisited, add_noise=False, playouts=1)[unvisited]
         return np.argmax(visits[games], axis=1)
+
+    def fit_memory(self, budget_bytes: int, least_playouts: int = 16) -> int | None:
+        """Rebuild a smaller tree when this one's arrays exceed ``budget_bytes``: as many playouts
+        a move as fit (at least ``least_playouts``), the games starting over. Returns those
+        playouts, or None when the tree fits as it is."""
+        used = self.mcts.tree_bytes()
+        if used <= budget_bytes:
+            return None
+        per_node = used / self.mcts.max_nodes
+        nodes = int(budget_bytes // per_node)
+        playouts = max(least_playouts, (nodes - 8) // 2 - 2)  # the inverse of BatchedMCTS's 2 * (p + 2) + 8
+        self.config = replace(self.config, playouts=playouts, max_nodes=None)
+        self.mcts = None  # the old tree's memory goes back before the new one is allocated
+        self.reset(self.num_games)
+        return playouts
 
     def warm_up(self, moves: int = 4) -> None:
         """Compile every kernel a move runs (or load it from numba's cache) and run the net once,

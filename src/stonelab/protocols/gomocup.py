@@ -76,6 +76,7 @@ NUMERIC_INFO = ("timeout_turn", "timeout_match", "time_left", "max_memory", "gam
 OWN, OPPONENT = 1, 2  # the fields of a BOARD line (3 = a stone of a continuous game)
 UNLIMITED_MS = 2147483647  # the time_left of a match without a time limit
 MARGIN_S, MARGIN_FRACTION = 0.1, 0.1  # a move's safety margin: 0.1 s + 10 % of its time
+MEMORY_MARGIN = 16 * 2**20  # bytes kept free under INFO max_memory beside the tree (batches, Python)
 MIN_BUDGET_S = 0.01  # out of time (or timeout_turn 0): a move still gets a search of one playout
 MOVES_EXPECTED_MAX = 30  # own moves a match is planned for; time_left / 30 early in a game
 
@@ -167,6 +168,7 @@ class GomocupEngine:
         self.chooser_for = chooser_for
         self.about = about or {"name": "stonelab"}
         self.info: dict[str, str] = {}
+        self.max_memory = 0  # INFO max_memory in bytes (0: no limit)
         self.clock = GomocupClock()
         self.turn_started = time.monotonic()  # when the command of the move to make arrived
         self.started = False
@@ -265,7 +267,7 @@ class GomocupEngine:
             self.choose, self.rules = self.chooser_for(rules), rules
         self.started = True
         self.new_game()
-        notes = []
+        notes = [note] if (note := self.fit_tree()) else []
         if self.rules.k != 5:
             notes.append(f"MESSAGE this model was trained for {self.rules.k} in a row, not 5")
         return "\n".join(["OK", *notes])
@@ -374,13 +376,29 @@ class GomocupEngine:
         return None
 
     def check_memory(self, limit: int) -> str | None:
-        """``INFO max_memory`` (bytes; 0: no limit): a MESSAGE when this process already holds
-        more (a torch checkpoint does: the .npz file plays the same net without torch)."""
+        """``INFO max_memory`` (bytes; 0: no limit): the search's tree shrinks to fit beside what
+        the process holds (`fit_tree`); a MESSAGE when the process alone already holds more (a
+        torch checkpoint does: the .npz file plays the same net without torch)."""
+        self.max_memory = max(0, limit)
         used = self.resident_bytes()
         if limit <= 0 or used <= limit:
-            return None
+            return self.fit_tree() if limit > 0 else None
         return (f"MESSAGE this brain already uses {used / 2**20:.0f} MiB, over max_memory {limit / 2**20:.0f} MiB; "
                 f"a .npz export of the model (python -m stonelab.models.export) plays without torch")
+
+    def fit_tree(self) -> str | None:
+        """Under ``INFO max_memory``, the search tree's arrays get what the process does not already
+        hold, less `MEMORY_MARGIN` (the evaluator's batches, Python's own growth); a bigger tree is
+        rebuilt with fewer playouts and a MESSAGE says so. The tree is counted in full though its
+        untouched pages are not yet resident: a limit kept, never a move lost to it."""
+        fit = getattr(self.choose, "fit_memory", None)
+        if not self.max_memory or fit is None:
+            return None
+        playouts = fit(self.max_memory - self.resident_bytes() - MEMORY_MARGIN)
+        if playouts is None:
+            return None
+        return (f"MESSAGE search capped at {playouts} playouts a move: a bigger tree would pass "
+                f"max_memory {self.max_memory / 2**20:.0f} MiB")
 
     def set_rule(self, bits: int) -> str | None:
         """``INFO rule``: play by Gomocup's rule ``bits`` where this brain can (see the module doc)."""
@@ -401,10 +419,11 @@ class GomocupEngine:
             raise GomocupError(f"rule {bits}: the game so far breaks it ({exc}); keeping "
                                f"{RULE_NAMES[self.rules.rule]}") from None
         self.choose = self.chooser_for(self.rules)
+        notes = [note] if (note := self.fit_tree()) else []
         if rule != self.trained_rules.rule:
-            return (f"MESSAGE playing {RULE_NAMES[rule]} (rule {bits}) with a model trained on "
-                    f"{RULE_NAMES[self.trained_rules.rule]}")
-        return None
+            notes.append(f"MESSAGE playing {RULE_NAMES[rule]} (rule {bits}) with a model trained on "
+                         f"{RULE_NAMES[self.trained_rules.rule]}")
+        return "\n".join(notes) or None
 
     @staticmethod
     def resident_bytes() -> int:
@@ -469,27 +488,34 @@ def split_command(line: str) -> tuple[str, str]:
     return (command.upper() if command.isascii() else command), args
 
 
-def search_chooser(player) -> Callable[[list[int], float | None], int]:
+class search_chooser:  # noqa: N801  (used as the function it was: search_chooser(player))
     """``choose(moves, deadline)`` for a `stonelab.arena.players.NeuralMCTSPlayer`, keeping its tree.
 
     The player's single game follows the engine's: when the new sequence extends the
     one it has seen, only the new moves are played (the subtree is reused); otherwise
     (a new game, TAKEBACK, BOARD) it starts over and replays them. The tree is allocated
-    here, once, and not in a timed move.
+    here, once, and not in a timed move; `fit_memory` shrinks it to a memory budget.
     """
-    player.reset(1)
-    seen: list[int] = []
 
-    def choose(moves: list[int], deadline: float | None) -> int:
-        nonlocal seen
-        if moves[:len(seen)] != seen:
-            player.reset_game(0)
-            seen = []
-        for point in moves[len(seen):]:
-            player.observe(0, point)
-        move = int(player.choose(np.array([0]), deadline=deadline)[0])
-        seen = list(moves)
+    def __init__(self, player):
+        self.player = player
+        player.reset(1)
+        self.seen: list[int] = []
+
+    def __call__(self, moves: list[int], deadline: float | None) -> int:
+        if moves[:len(self.seen)] != self.seen:
+            self.player.reset_game(0)
+            self.seen = []
+        for point in moves[len(self.seen):]:
+            self.player.observe(0, point)
+        move = int(self.player.choose(np.array([0]), deadline=deadline)[0])
+        self.seen = list(moves)
         return move
 
-    return choose
+    def fit_memory(self, budget_bytes: int) -> int | None:
+        """The search's tree within ``budget_bytes``: the playouts a move now has, or None if it fitted."""
+        playouts = self.player.fit_memory(budget_bytes)
+        if playouts is not None:
+            self.seen = []  # a new tree: the game is replayed into it at the next move
+        return playouts
 

@@ -189,6 +189,12 @@ class BatchedMCTS:
         for g in range(num_games):
             self.reset(g)
 
+    def tree_bytes(self) -> int:
+        """Bytes of the arrays that grow with ``max_nodes``: the trees and the leaves' paths
+        (an engine under a memory limit sizes its tree by this)."""
+        return (sum(array.nbytes for array in self.tree) + sum(batch.paths.nbytes for batch in self._batches)
+                + self._scratch.paths.nbytes)
+
     def _new_batch(self, size: int, max_nodes: int) -> T.LeafBatch:
         g = self.num_games
         return T.LeafBatch(
