@@ -61,7 +61,7 @@ def gomocup_engine(cfg: DictConfig, notice: CompileNotice):
     from stonelab.arena.players import NeuralMCTSPlayer
     from stonelab.games import registry
     from stonelab.games.gomoku.rules import MAX_BOARD, MIN_BOARD
-    from stonelab.protocols.gomocup import GomocupEngine, SearchChooser
+    from stonelab.protocols.gomocup import GomocupEngine, search_chooser
     from stonelab.search.mcts import MCTSConfig
 
     search = MCTSConfig(**cfg.search)  # bad values: refused before loading
@@ -75,9 +75,9 @@ def gomocup_engine(cfg: DictConfig, notice: CompileNotice):
 
     def chooser_for(rules):  # INFO rule, START n: the candidate restriction is freestyle's, so other rules search all
         other = NeuralMCTSPlayer(rules, evaluate, search, pruning=pruning if rules.rule == game.rule else None)
-        return SearchChooser(other)
+        return search_chooser(other)
 
-    return GomocupEngine(game, SearchChooser(player), about=about, chooser_for=chooser_for,
+    return GomocupEngine(game, search_chooser(player), about=about, chooser_for=chooser_for,
                          board_sizes=(MIN_BOARD, MAX_BOARD) if size_free else None,
                          startup_seconds=seconds_since_launch())
 

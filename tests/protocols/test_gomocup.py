@@ -22,7 +22,7 @@ from stonelab.games.gomoku.rules import GomokuRules
 from stonelab.models.alphazero import net_evaluator
 from stonelab.models.nets.policy_value import PolicyValueNet
 from stonelab.protocols import gomocup
-from stonelab.protocols.gomocup import MEMORY_MARGIN, MIN_BUDGET_S, GomocupClock, GomocupEngine, SearchChooser
+from stonelab.protocols.gomocup import MEMORY_MARGIN, MIN_BUDGET_S, GomocupClock, GomocupEngine, search_chooser
 from stonelab.search.mcts import MCTSConfig
 
 
@@ -270,7 +270,7 @@ def test_search_chooser_replays_only_what_changed_and_passes_the_deadline():
             calls.append(("search", deadline))
             return np.array([7])
 
-    choose = SearchChooser(Recorder())
+    choose = search_chooser(Recorder())
     assert calls == ["allocate"]                               # the tree is allocated before any move
     assert choose([3], None) == 7 and calls[1:] == [3, ("search", None)]
     choose([3, 7, 5], 12.5)                                    # the game went on: two new moves
@@ -283,7 +283,7 @@ def test_the_search_takes_an_immediate_win():
     torch.manual_seed(0)
     rules = GomokuRules(8, 5)
     player = NeuralMCTSPlayer(rules, net_evaluator(PolicyValueNet(8)), MCTSConfig(playouts=200))
-    eng = GomocupEngine(rules, SearchChooser(player))
+    eng = GomocupEngine(rules, search_chooser(player))
     # own stones at 1..4,3 (open four), the opponent scattered: 0,3 or 5,3 wins at once
     lines = talk(eng, "START 8\nBOARD\n1,3,1\n2,3,1\n3,3,1\n4,3,1\n0,0,2\n7,0,2\n0,7,2\n7,7,2\nDONE\n")
     assert lines[1] in ("0,3", "5,3")
@@ -293,7 +293,7 @@ def test_max_memory_shrinks_the_search_tree_to_fit_and_the_brain_still_plays():
     torch.manual_seed(0)
     rules = GomokuRules(15, 5)
     player = NeuralMCTSPlayer(rules, net_evaluator(PolicyValueNet(15)), MCTSConfig(playouts=100_000))
-    eng = GomocupEngine(rules, SearchChooser(player))
+    eng = GomocupEngine(rules, search_chooser(player))
     big = player.mcts.tree_bytes()
     assert big > 500 * 2**20  # 100,000 playouts on 15x15: a tree of over 500 MiB
     limit = eng.resident_bytes() + 64 * 2**20

@@ -48,7 +48,7 @@ class SelfPlayDataModule(L.LightningDataModule):
         self.symmetries = registry.of(game).symmetries
         self.games = boards_of(game, board_sizes)  # board size -> the rules self-play plays there
         searches = {size: rules.search_game() for size, rules in self.games.items()}  # planes and actions
-        search = next(searches[size] for size, rules in self.games.items() if rules is game)  # the run's own board
+        search = game.search_game()
         # Go's games end on a scored board: its ownership and margin are training targets too.
         aux_targets = hasattr(search, "final_ownership")
         self.action_shapes = {s.board_shape: s.action_shape for s in searches.values()}
@@ -96,7 +96,7 @@ class SelfPlayDataModule(L.LightningDataModule):
 def boards_of(game, board_sizes: list[int] | None) -> dict[int, object]:
     """``data.board_sizes`` as {size: rules}: ``game`` on each board (`registry.on_board`)."""
     if board_sizes is None:
-        return {getattr(game, "n", 0): game}  # one board: the key names it where the game has a size
+        return {game.search_game().board_shape[-1]: game}
     given = f"data.board_sizes={list(board_sizes)!r}"
     check([(lambda: len(board_sizes) >= 1 and all(isinstance(n, int) and not isinstance(n, bool)
                                                   for n in board_sizes),

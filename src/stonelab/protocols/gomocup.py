@@ -488,7 +488,7 @@ def split_command(line: str) -> tuple[str, str]:
     return (command.upper() if command.isascii() else command), args
 
 
-class SearchChooser:
+class search_chooser:  # noqa: N801  (used as the function it was: search_chooser(player))
     """``choose(moves, deadline)`` for a `stonelab.arena.players.NeuralMCTSPlayer`, keeping its tree.
 
     The player's single game follows the engine's: when the new sequence extends the
