@@ -12,7 +12,9 @@ from stonelab.resume import launched_rank, resume_argv
 @hydra.main(version_base="1.3", config_path="../conf", config_name="train")
 def main(cfg: DictConfig) -> None:
     from stonelab.pipeline import train
+    from stonelab.run_folder import log_file_failures_in_one_line
 
+    log_file_failures_in_one_line()  # Hydra's train.log on a full disk: one warning, not a traceback per record
     run_or_explain(train, cfg)
 
 

@@ -71,6 +71,21 @@ def test_mcts_suite_runs_go(capsys):
         assert out[key] > 0, key
 
 
+@pytest.mark.parametrize("board_shape, num_planes, num_actions", [
+    ((5, 5), 3, 25),  # one action per point but not Gomoku's 4 planes (a Hex-like game)
+    ((6, 7), 5, 7),  # Connect Four: 7 column actions
+    ((9, 9), 4, 82),  # a pass past the points
+])
+def test_the_benchmark_net_is_sized_by_the_game(board_shape, num_planes, num_actions):
+    from types import SimpleNamespace
+
+    import torch
+
+    game = SimpleNamespace(board_shape=board_shape, num_planes=num_planes, num_actions=num_actions)
+    log_policy, value = bench.untrained_net(game)(torch.zeros(2, num_planes, *board_shape))
+    assert log_policy.shape == (2, num_actions) and value.shape == (2,)
+
+
 def test_unknown_game_is_a_clear_error(capsys):
     assert bench.main(["mcts", "--game", "chess"]) == 2
     assert "--game 'chess'" in capsys.readouterr().err

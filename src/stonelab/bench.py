@@ -63,6 +63,7 @@ import time
 import numpy as np
 
 from stonelab.games import registry
+from stonelab.utils.precision import cpu_bf16_flags
 
 # conf/ of a source checkout (bench --game reads conf/game/<name>.yaml)
 CONF_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "conf")
@@ -110,13 +111,21 @@ def bench_pure(game, playouts: int, seconds: float) -> dict:
     return out
 
 
+def untrained_net(game):
+    """The default policy-value net, untrained (seed torch first), sized by what ``game`` (a
+    `SearchGame`) says: its planes, its board's rows and columns, its actions."""
+    from stonelab.models.nets.policy_value import PolicyValueNet
+
+    height, width = game.board_shape
+    return PolicyValueNet(height, in_planes=game.num_planes, num_actions=game.num_actions, board_width=width)
+
+
 def bench_neural(rules, games: int, parallel: int, playouts: int, threads: int, *, device: str = "cpu",
                  precision: str = "32", forward_batches: tuple[int, ...] = (), seconds: float = 3.0) -> dict:
     """Steady-state self-play; ``rules`` is `GomokuRules` or a `SearchGame` (Go)."""
     import torch
 
     from stonelab.models.alphazero import net_evaluator
-    from stonelab.models.nets.policy_value import PolicyValueNet
     from stonelab.search.mcts import MCTSConfig
     from stonelab.search.selfplay import SelfPlaySlots
 
@@ -124,9 +133,7 @@ def bench_neural(rules, games: int, parallel: int, playouts: int, threads: int, 
     torch.manual_seed(0)
     game = rules if hasattr(rules, "spec") else rules.search_game()
     (height, width), num_planes = game.board_shape, game.num_planes
-    net = (PolicyValueNet(height, board_width=width) if game.num_actions == height * width
-           else PolicyValueNet(height, in_planes=num_planes, num_actions=game.num_actions, board_width=width))
-    evaluate = net_evaluator(net, device, precision=precision)
+    evaluate = net_evaluator(untrained_net(game), device, precision=precision)
     forward_seconds = [0.0]
 
     def timed_evaluate(planes):
@@ -287,6 +294,17 @@ def bench_rules(args):
     return get_class(game._target_)(**settings)  # called directly: a bad value raises its own one-line error
 
 
+def default_threads(args) -> int:
+    """``--threads`` when not given. The search suites run small batches on one torch thread, as
+    self-play does: torch's spinning workers beside busy processes made a batch-64 forward wait on
+    a worker without a core, and ``bench mcts`` on 2 threads did not finish in 10 minutes at load
+    ~10 (2026-12-04) where one thread took 61 s. The tree's own threads (``--evaluator null``) wait
+    on a queue, not a spin: 2 are timed beside 1. The training suites' large batches use every core."""
+    if args.suite in ("mcts", "pruning", "engine"):
+        return 2 if getattr(args, "evaluator", "net") == "null" else 1
+    return os.cpu_count() or 1
+
+
 def suite_mcts(args) -> dict:
     from stonelab.errors import ConfigError
 
@@ -363,24 +381,23 @@ def suite_pruning(args) -> dict:
 
     from stonelab.games.gomoku.rules import GomokuRules
     from stonelab.models.alphazero import net_evaluator
-    from stonelab.models.nets.policy_value import PolicyValueNet
     from stonelab.search.mcts import BatchedMCTS, MCTSConfig
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     rules = GomokuRules(args.board_size or 8, args.win_length or 5)  # seed 000's pruning is Gomoku's
-    evaluate = net_evaluator(PolicyValueNet(rules.n))
+    evaluate = net_evaluator(untrained_net(rules.search_game()))
     playouts = args.playouts or 400
     positions = fixed_positions(rules, args.parallel or 64)
     config = MCTSConfig(playouts=playouts)
     out = {"game": rules.name, "playouts": playouts, "positions": len(positions)}
     for name, pruning in pruning_variants().items():
-        mcts = BatchedMCTS(rules, len(positions), config, pruning=pruning)
+        mcts = BatchedMCTS(rules, len(positions), config, settings=pruning)
         for g, moves in enumerate(positions):
             for move in moves:
                 mcts.play(g, move)
         mcts.search(evaluate)  # compile and warm up, then time a fresh search
-        mcts = BatchedMCTS(rules, len(positions), config, pruning=pruning)
+        mcts = BatchedMCTS(rules, len(positions), config, settings=pruning)
         for g, moves in enumerate(positions):
             for move in moves:
                 mcts.play(g, move)
@@ -621,16 +638,6 @@ def _update_seconds(net, batch, passes: int, threads: int, repeats: int) -> floa
         torch.set_num_threads(before)
 
 
-def cpu_bf16_flags() -> list[str]:
-    """The CPU's bfloat16 instruction sets named in /proc/cpuinfo (Linux; [] elsewhere)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
-    except OSError:
-        return []
-    return sorted(flag for flag in set(flags) if flag in ("avx512_bf16", "amx_bf16"))
-
-
 def _resnet_update_seconds(batch_size: int, device: str, bf16: bool, repeats: int) -> float:
     """Seconds per training update (forward, policy + value loss, backward, AdamW) of the
     CPU recipe's residual net on a seeded random batch, float32 or under bf16 autocast."""
@@ -686,15 +693,14 @@ def suite_update(args) -> dict:
     import torch
 
     from stonelab.games.gomoku.rules import GomokuRules
-    from stonelab.models.nets.policy_value import PolicyValueNet
 
     rules = GomokuRules(args.board_size or 8, args.win_length or 5)
+    game = rules.search_game()
     batch_size = args.batch_size or 512
     torch.manual_seed(0)
-    net = PolicyValueNet(board_size=rules.n)
-    a = rules.num_actions
-    batch = (torch.randint(0, 2, (batch_size, 4, rules.n, rules.n)).float(),
-             torch.softmax(torch.randn(batch_size, a), dim=1), torch.rand(batch_size) * 2 - 1)
+    net = untrained_net(game)
+    batch = (torch.randint(0, 2, (batch_size, game.num_planes, *game.board_shape)).float(),
+             torch.softmax(torch.randn(batch_size, game.num_actions), dim=1), torch.rand(batch_size) * 2 - 1)
     one = _update_seconds(net, batch, 5, 1, args.steps)
     many = _update_seconds(net, batch, 5, args.threads, args.steps)
     return {"game": rules.name, "batch_size": batch_size, "passes": 5, "updates_timed": args.steps,
@@ -811,8 +817,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parallel", type=int, default=None,
                         help="self-play games searched at once; finished slots start the next game "
                              "(default 64, go: 8, --evaluator null: 1024)")
-    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
-                        help="torch threads; mcts --evaluator null: tree threads (search.threads), "
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch threads (default: 1 for mcts, as self-play searches; all cores for the "
+                             "training suites); mcts --evaluator null: tree threads (search.threads, default 2), "
                              "timed beside 1")
     parser.add_argument("--evaluator", default="net",
                         help="mcts: net (an untrained net) or null (uniform priors, value 0: the tree alone)")
@@ -836,6 +843,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-dir", default=None,
                         help="train: keep the KGS game cache here for the next run (default: a temporary folder)")
     args = parser.parse_args(argv)
+    if args.threads is None:
+        args.threads = default_threads(args)
     from stonelab.errors import StonelabError
 
     try:

@@ -16,6 +16,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from stonelab.callbacks.budget import Budget, format_duration, max_time_text, parse_duration
 from stonelab.callbacks.checkpoint import CheckedCheckpointIO
+from stonelab.callbacks.held_out import refresh_after_test
 from stonelab.callbacks.stop import StopOnSignal, StoppedBySignal
 from stonelab.errors import ConfigError
 from stonelab.games import registry
@@ -24,9 +25,11 @@ from stonelab.resume import launched_rank, run_folder_of
 from stonelab.run_folder import (
     check_writable,
     disk_trouble,
+    refused_in_one_line,
     remove_litter_of_failed_run,
     remove_partial_checkpoints,
 )
+from stonelab.utils.checkpoint_io import replace_atomically
 from stonelab.utils.console import quiet_lightning
 from stonelab.utils.distributed import gather_to_rank_zero
 from stonelab.utils.threads import set_threads
@@ -36,6 +39,8 @@ warnings.filterwarnings("ignore", message=".*dataloader_iter.*")
 warnings.filterwarnings("ignore", message=".*LeafSpec.*")
 # A resumed run continues in its own checkpoint folder on purpose (stonelab.resume).
 warnings.filterwarnings("ignore", message=r"Checkpoint directory .* exists and is not empty")
+# A resume mid-epoch: RandomState says in one line what happens to the game stream instead.
+warnings.filterwarnings("ignore", message=r".*dataloader is not resumable.*")
 # Lightning's own all_gather (summarize, DDP only) calls an API torch marks deprecated.
 warnings.filterwarnings("ignore", message=r".*all_gather is deprecated.*")
 
@@ -134,17 +139,48 @@ def _train(cfg: DictConfig, start: float) -> dict:
     if stopped is None and hasattr(datamodule, "test_dataloader") and getattr(datamodule, "test_games", 0):
         # Held-out games, scored with the best checkpoint on val (the last if none was kept).
         best = trainer.checkpoint_callback.best_model_path if trainer.checkpoint_callback else ""
+        bound_the_test(trainer, callbacks)
         trainer.test(model, datamodule=datamodule, ckpt_path=best or None, verbose=False)
+        if trainer.is_global_zero and trainer.checkpoint_callback:  # a resume counts the test's time too
+            refresh_after_test(trainer.checkpoint_callback.last_model_path, callbacks, plugins_io(trainer))
     result = summarize(cfg, model, callbacks, trainer, time.perf_counter() - start, fit_metrics)
+    if any(k.startswith("test/") for k in result["metrics"]):
+        result.update(test_extent(trainer))
     result["stopped_by_signal"] = stopped.signal_name if stopped else None
     if trainer.is_global_zero:
         path = os.path.join(cfg.paths.output_dir, "result.json")
-        with open(path, "w") as f:  # a disk that refuses it is one line (disk_trouble)
-            json.dump(result, f, indent=2)
+        with refused_in_one_line(path, "the result file"):  # one line, and never half a result.json
+            replace_atomically(path, json.dumps(result, indent=2))
         report(result, trainer, path, cfg.trainer.get("max_time"))
     if stopped is not None:
         raise stopped  # its exit status says the run did not finish (StoppedBySignal)
     return result
+
+
+def bound_the_test(trainer, callbacks) -> None:
+    """Read at most the held-out batches that fit the budget's test share (WallClock.max_test_share)."""
+    limit = next((cb.test_batch_limit() for cb in callbacks if hasattr(cb, "test_batch_limit")), None)
+    given = trainer.limit_test_batches  # trainer.limit_test_batches: a count (int) or a share (float)
+    if limit is not None and not (isinstance(given, int) and given <= limit):
+        trainer.limit_test_batches = limit
+
+
+def test_extent(trainer) -> dict:
+    """How much of the held-out games the test read: batches read, and of how many."""
+    read = int(sum(trainer.num_test_batches))
+    loaders = trainer.test_dataloaders
+    loaders = loaders if isinstance(loaders, list | tuple) else [loaders]  # one loader is not a list of them
+    try:
+        every = sum(len(loader) for loader in loaders if loader is not None)
+    except TypeError:  # a loader without a length
+        every = None
+    return {"test_batches": read, "test_batches_all": every}
+
+
+def plugins_io(trainer) -> CheckedCheckpointIO:
+    """The run's checkpoint writer (atomic; a full disk is one line), as `build` gave it to the trainer."""
+    io = trainer.strategy.checkpoint_io
+    return io if isinstance(io, CheckedCheckpointIO) else CheckedCheckpointIO()
 
 
 def fit_or_stop(trainer, model, datamodule, ckpt_path) -> StoppedBySignal | None:
@@ -167,7 +203,8 @@ def summarize(cfg: DictConfig, model, callbacks, trainer, seconds: float, fit_me
     from hydra.core.hydra_config import HydraConfig
 
     result = {
-        "task_name": cfg.task_name, "game": model.game.name, "seconds": round(seconds, 1),
+        "task_name": cfg.task_name, "model": getattr(model, "MODEL_NAME", type(model).__name__),
+        "game": model.game.name, "seconds": round(seconds, 1),
         "protocols": list(registry.of(model.game).protocols),  # what src/play.py can serve it over
         "overrides": list(HydraConfig.get().overrides.task) if HydraConfig.initialized() else [],
         "world_size": trainer.world_size, "global_step": trainer.global_step,
@@ -225,11 +262,7 @@ def report(result: dict, trainer, result_path: str, max_time: str | None = None)
         lines.append(f"last evaluation (round {last['round']}): {last['wins']}W {last['draws']}D "
                      f"{last['losses']}L vs {last['opponent']}, win ratio {last['win_ratio']:.2f} "
                      f"[95% CI {last['ci_low']:.2f}, {last['ci_high']:.2f}]")
-    test = {k: v for k, v in result["metrics"].items() if k.startswith("test/")}
-    if test:
-        shown = [k for k in HELD_OUT_HEADLINE if f"test/{k}" in test]
-        rest = " (the rest in result.json)" if len(test) > len(shown) else ""
-        lines.append("held-out games: " + ", ".join(f"{k} {test['test/' + k]:.4f}" for k in shown) + rest)
+    lines += held_out_lines(result)
     for key, name in [("best_evaluation_checkpoint", "best model (best evaluation)"),
                       ("best_checkpoint", "best model (best validation)"),
                       ("last_checkpoint", "last checkpoint")]:
@@ -241,6 +274,36 @@ def report(result: dict, trainer, result_path: str, max_time: str | None = None)
     for line in lines:
         log.info(line)
 
+
+def held_out_lines(result: dict) -> list[str]:
+    """The held-out scores (this piece's test, else the latest earlier one's), and a plain word when
+    the model is near chance."""
+    test = {k: v for k, v in result["metrics"].items() if k.startswith("test/")}
+    where = "held-out games"
+    if not test and result.get("held_out"):
+        test, where = result["held_out"]["metrics"], f"held-out games (the latest test, of {result['held_out']['checkpoint']})"
+    if not test:
+        return []
+    shown = [k for k in HELD_OUT_HEADLINE if f"test/{k}" in test]
+    rest = " (the rest in result.json)" if len(test) > len(shown) else ""
+    read, every = result.get("test_batches"), result.get("test_batches_all")
+    if read and every and read < every:  # callbacks.wall_clock.max_test_share or trainer.limit_test_batches
+        where += f" (a subsample: the first {read} of {every} batches)"
+    lines = [f"{where}: " + ", ".join(f"{k} {test['test/' + k]:.4f}" for k in shown) + rest]
+    top1 = test.get("test/top1")
+    if top1 is not None and top1 < NEAR_CHANCE_TOP1:
+        minutes = result.get("job_seconds", result["seconds"]) / 60
+        lines.append(f"that is near chance (a random legal move scores ~0.003, a net that learned the basics "
+                     f"0.20 and more): {result['global_step']} updates in {minutes:.0f} minutes were too few. "
+                     f"Train it longer (the 'train it longer' command below) or on a machine with free cores"
+                     + ("" if result.get("model") == "maddison_cnn" else
+                        ", or try model=maddison_cnn, which learns fastest on a CPU"))
+    return lines
+
+
+# Held-out top-1 below this is "near chance" in the end summary: a move predictor that learned
+# anything scores several times more (the CPU-sized nets: 0.11-0.34 after 10 minutes).
+NEAR_CHANCE_TOP1 = 0.05
 
 # The held-out figures of the end line, in this order, where the model has them: move
 # prediction, the value output, and the belief ViT's belief (its confidence's calibration,

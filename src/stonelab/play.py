@@ -67,14 +67,14 @@ def gomocup_engine(cfg: DictConfig, notice: CompileNotice):
     search = MCTSConfig(**cfg.search)  # bad values: refused before loading
     game, evaluate, size_free = gomocup_model(cfg)
     pruning = registry.own_settings(registry.of(game), cfg)  # the game's own; another game's (go.*) refused
-    player = NeuralMCTSPlayer(game, evaluate, search, pruning=pruning)
+    player = NeuralMCTSPlayer(game, evaluate, search, settings=pruning)
     player.warm_up()
     notice.ready("the search is compiled")
     about = {"name": cfg.name, "version": __version__, "author": "stonelab",
              "country": "", "www": "", "email": ""}
 
     def chooser_for(rules):  # INFO rule, START n: the candidate restriction is freestyle's, so other rules search all
-        other = NeuralMCTSPlayer(rules, evaluate, search, pruning=pruning if rules.rule == game.rule else None)
+        other = NeuralMCTSPlayer(rules, evaluate, search, settings=pruning if rules.rule == game.rule else None)
         return search_chooser(other)
 
     return GomocupEngine(game, search_chooser(player), about=about, chooser_for=chooser_for,

@@ -8,16 +8,21 @@ a run that then failed on a user error.
 And a folder that cannot be made or written (a read-only disk, no permission, no
 space, a file where a folder belongs) is named with its OS error in one line before
 any work starts (`check_writable`, and `RunFolderCheck` before Hydra makes the folder).
+A disk that fills during the run is one line too, naming the file it refused and the
+last checkpoint to resume from (`refused_in_one_line`, `disk_trouble`); the log file is
+one warning, and the log goes on at the console (`log_file_failures_in_one_line`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import logging
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from hydra.experimental.callback import Callback
@@ -28,7 +33,7 @@ log = logging.getLogger(__name__)
 
 
 class RunFolderError(StonelabError):
-    """The run folder cannot be made or written."""
+    """The run folder, a file a run writes (metrics, result.json) or the game cache cannot be made or written."""
 
 
 def check_writable(folder: str, what: str = "the run folder") -> None:
@@ -61,14 +66,38 @@ def _missing_folders(folder: Path) -> list[Path]:
     return missing
 
 
-def unwritable_text(folder: str, exc: OSError, what: str = "the run folder") -> str:
-    """``<what> <folder> cannot be written: <OS error>: <path>; <what to do>`` in one line."""
+RUN_FOLDER_SETTINGS = "hydra.run.dir=... or paths.log_dir=..."
+
+
+def unwritable_text(folder: str, exc: OSError, what: str = "the run folder",
+                    settings: str = RUN_FOLDER_SETTINGS) -> str:
+    """``<what> <folder> cannot be written: <OS error>: <path>; <what to do>`` in one line;
+    ``settings`` are those that choose another folder."""
     # A path above the folder is the part in the way; the folder itself or a probe in it says nothing new.
     where = f" ({exc.filename})" if exc.filename and not _inside(exc.filename, folder) else ""
-    elsewhere = "choose a folder that can be written with hydra.run.dir=... or paths.log_dir=..."
+    elsewhere = f"choose a folder that can be written with {settings}"
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         elsewhere = f"free space on that disk, or {elsewhere}"
     return f"{what} {folder} cannot be written: {exc.strerror or exc}{where}; {elsewhere}"
+
+
+@contextlib.contextmanager
+def refused_in_one_line(path, what: str, settings: str = RUN_FOLDER_SETTINGS) -> Iterator[None]:
+    """An OSError in the block (a full disk: ENOSPC names no file) is a RunFolderError naming ``path``
+    and the OS error, so the entry point prints one line (`disk_trouble` adds the checkpoint to resume)."""
+    try:
+        yield
+    except OSError as exc:
+        raise RunFolderError(unwritable_text(os.fspath(path), exc, what, settings)) from exc
+
+
+def last_checkpoint_text(checkpoints: str) -> str | None:
+    """The resume point a run stopped by its disk leaves in its ``checkpoints`` folder, or None."""
+    last = os.path.join(checkpoints, "last.ckpt")
+    if not os.path.isfile(last):
+        return None
+    # Every checkpoint is written to a temporary file and renamed (stonelab.utils.checkpoint_io): whole.
+    return f"the last checkpoint {last} is whole: resume from it with python src/train.py ckpt_path={last}"
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -85,24 +114,57 @@ def disk_trouble(exc: BaseException, output_dir: str) -> StonelabError | None:
     """The one-line error behind a run that the disk stopped, or None.
 
     A failed checkpoint save is a CheckpointSaveError, but on a full disk Lightning's
-    cleanup (the loggers' last flush) then fails too, and its OSError comes out on
+    cleanup (the loggers' last flush) then fails too, and its error comes out on
     top: the first user error in the chain is the one to show. A bare OSError of a
-    file in the run folder (a metrics flush) names the folder.
+    file in the run folder names the folder. A file other than a checkpoint that the
+    disk refused also names the run's last checkpoint, the one to resume from.
     """
-    if isinstance(exc, StonelabError):
+    if isinstance(exc, StonelabError) and not isinstance(exc, RunFolderError):
         return exc
-    if not (isinstance(exc, OSError) and exc.errno in DISK_ERRNOS):
+    if not isinstance(exc, RunFolderError) and not (isinstance(exc, OSError) and exc.errno in DISK_ERRNOS):
         return None
-    seen = exc.__context__
+    first = _first_user_error(exc)
+    if first is None:
+        # A write to a full disk names no file: the run folder is what this process writes.
+        in_run_folder = _inside(exc.filename, output_dir) if exc.filename else exc.errno in (errno.ENOSPC, errno.EDQUOT)
+        if not in_run_folder:
+            return None
+        first = RunFolderError(unwritable_text(output_dir, exc))
+    resume = last_checkpoint_text(os.path.join(output_dir, "checkpoints"))  # conf/callbacks/*: dirpath
+    if not isinstance(first, RunFolderError) or resume is None:
+        return first  # a CheckpointSaveError names its own
+    return RunFolderError(f"{first}; {resume}")
+
+
+def _first_user_error(exc: BaseException) -> StonelabError | None:
+    """The earliest StonelabError among ``exc`` and the errors it was raised while handling."""
+    first, seen = None, exc
     while seen is not None:
         if isinstance(seen, StonelabError):
-            return seen
+            first = seen
         seen = seen.__context__
-    # A write to a full disk names no file: the run folder is what this process writes.
-    in_run_folder = _inside(exc.filename, output_dir) if exc.filename else exc.errno in (errno.ENOSPC, errno.EDQUOT)
-    if in_run_folder:
-        return RunFolderError(unwritable_text(output_dir, exc) + "; the checkpoints written so far are whole")
-    return None
+    return first
+
+
+def log_file_failures_in_one_line(logger: logging.Logger | None = None) -> None:
+    """Make a log file the disk refuses (Hydra's train.log on a full disk) one warning on stderr,
+    after which the log goes on through the other handlers (the console). Logging's own
+    handleError prints a ``--- Logging error ---`` traceback for every record instead."""
+    for handler in (logger or logging.getLogger()).handlers:
+        if isinstance(handler, logging.FileHandler) and not getattr(handler, "_stonelab_quiet", False):
+            handler.handleError = functools.partial(_log_file_refused, handler, handler.handleError)
+            handler._stonelab_quiet = True
+
+
+def _log_file_refused(handler: logging.FileHandler, handle_error, record: logging.LogRecord) -> None:
+    exc = sys.exc_info()[1]
+    if not isinstance(exc, OSError):
+        handle_error(record)  # a record that cannot be formatted: logging's own report
+        return
+    # Not removed from its logger (which is iterating over its handlers now): silenced.
+    handler.emit = lambda record: None
+    text = unwritable_text(handler.baseFilename, exc, "the log file")
+    print(f"warning: {text}; the log continues on the console only", file=sys.stderr)
 
 
 class RunFolderCheck(Callback):

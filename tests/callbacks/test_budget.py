@@ -141,11 +141,36 @@ def test_a_supervised_run_keeps_room_for_its_last_validation_and_test():
 
     clock = WallClock()
     assert clock.seconds_after_training() == 0.0  # nothing measured yet
-    clock.on_fit_start(SimpleNamespace(datamodule=SimpleNamespace(val_games=10, test_games=30)), None)
+    clock.on_fit_start(SimpleNamespace(datamodule=SimpleNamespace(val_games=10, test_games=30), callbacks=[]), None)
     clock.validation_seconds = 4.0
     assert clock.seconds_after_training() == 4.0 * (1 + 3)  # one more validation, then 3x its games
     clock.validation_batches, clock.all_validation_batches = 10, 40  # validation read a quarter of its games
     assert clock.seconds_after_training() == 0.4 * (10 + 40 * 3)  # the test reads all of its own
+
+
+def test_the_held_out_test_takes_at_most_its_share_of_the_budget():
+    from stonelab.callbacks.wall_clock import WallClock
+
+    clock = WallClock(max_test_share=0.1)
+    assert clock.test_batch_limit() is None  # no validation timed yet
+    trainer = SimpleNamespace(datamodule=SimpleNamespace(val_games=10, test_games=30),
+                              callbacks=[clock, Budget(max_time="00:00:10:00")])
+    clock.on_fit_start(trainer, None)
+    clock.validation_seconds, clock.validation_batches, clock.all_validation_batches = 4.0, 10, 40
+    assert clock.test_batch_limit() == 150  # 60 s of 0.4 s batches: the whole test (120) fits
+    assert clock.seconds_after_training() == pytest.approx(0.4 * (10 + 120))
+    clock.validation_seconds = 40.0  # a busy machine: 4 s a batch
+    assert clock.test_batch_limit() == 15
+    assert clock.seconds_after_training() == pytest.approx(4.0 * (10 + 15))
+    assert WallClock(max_test_share=None).test_batch_limit() is None
+
+
+@pytest.mark.parametrize("share", [0, 1.5, -0.1, True, "half"])
+def test_the_test_share_must_be_a_share(share):
+    from stonelab.callbacks.wall_clock import WallClock
+
+    with pytest.raises(ConfigError, match=f"max_test_share={share!r} must be a share of the budget in"):
+        WallClock(max_test_share=share)
 
 
 def test_the_default_supervised_job_is_a_budget_with_validation_by_time(compose_config):
@@ -171,7 +196,7 @@ def test_a_short_supervised_run_validates_at_its_end_and_says_what_to_do_next(tm
         result = train(cfg)
     assert "val/top1" in result["metrics"] and result["best_checkpoint"]
     lines = [r.getMessage() for r in caplog.records if r.name == "stonelab.pipeline"]
-    held_out = next(line for line in lines if line.startswith("held-out games: "))
+    held_out = next(line for line in lines if line.startswith("held-out games"))
     assert held_out.index("top1") < held_out.index("top5") < held_out.index("top10")
     nexts = [line for line in lines if line.startswith("next: ")]
     assert nexts[0].startswith(f"next: python src/play.py ckpt_path={result['best_checkpoint']}")

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from stonelab.callbacks.checkpoint import CheckpointSaveError, CurrentLastCheckpoint
-from stonelab.errors import ConfigError
+from stonelab.errors import ConfigError, StonelabError
 from stonelab.pipeline import train
 
 TINY_NET = ["model.net.depth=3", "model.net.filters=8", "logger=none"]
@@ -40,12 +40,50 @@ def test_a_supervised_run_killed_mid_epoch_keeps_its_last_minutes(tmp_path, monk
         train(every_batch)
     saved = _state(tmp_path / "a" / "out" / "checkpoints" / "last.ckpt")
     assert saved["global_step"] == 2  # the updates before the kill, not the epoch's start
-    # With the default (10 minutes) the same kill a few seconds in leaves nothing yet, as before.
-    default = compose_go("maddison_cnn", TINY_NET, tmp_path / "b")
-    assert default.callbacks.model_checkpoint.last_every_minutes == 10
+    # Without saves by time the same kill a few seconds in leaves nothing.
+    never = compose_go("maddison_cnn", [*TINY_NET, "callbacks.model_checkpoint.last_every_minutes=null",
+                                        "callbacks.model_checkpoint.early_last_every_minutes=null"], tmp_path / "b")
     with pytest.raises(RuntimeError, match="killed"):
-        train(default)
+        train(never)
     assert not (tmp_path / "b" / "out" / "checkpoints" / "last.ckpt").exists()
+
+
+def test_the_early_interval_saves_until_the_first_validation_then_gives_way(tmp_path, monkeypatch, compose_go,
+                                                                            one_thread):
+    default = compose_go("maddison_cnn", TINY_NET, tmp_path / "d")
+    assert default.callbacks.model_checkpoint.early_last_every_minutes == 0.5
+    assert default.callbacks.model_checkpoint.last_every_minutes == 10
+    # Epoch 0 (3 steps, then its validation) saves at every step; epoch 1 only at the 10 minutes.
+    early = [*TINY_NET, "callbacks.model_checkpoint.early_last_every_minutes=1e-6", "trainer.max_epochs=2"]
+    _crash_at_step(monkeypatch, 5)
+    with pytest.raises(RuntimeError, match="killed"):
+        train(compose_go("maddison_cnn", early, tmp_path))
+    folder = tmp_path / "out" / "checkpoints"
+    assert _state(folder / "last.ckpt")["global_step"] == 3  # the epoch end's save, none by time after it
+    monkeypatch.undo()
+    _crash_at_step(monkeypatch, 2)
+    with pytest.raises(RuntimeError, match="killed"):
+        train(compose_go("maddison_cnn", early, tmp_path / "e"))
+    assert _state(tmp_path / "e" / "out" / "checkpoints" / "last.ckpt")["global_step"] == 2
+
+
+def test_a_resume_of_a_run_that_saved_nothing_says_so_and_how_to_start_again(tmp_path):
+    from stonelab.models.identity import load_checkpoint_file
+
+    run = tmp_path / "run"
+    (run / ".hydra").mkdir(parents=True)
+    (run / ".hydra" / "overrides.yaml").write_text("- model=maddison_cnn\n- data=kgs\n")
+    with pytest.raises(StonelabError) as refused:
+        load_checkpoint_file(str(run / "checkpoints" / "last.ckpt"))
+    text = str(refused.value)
+    assert f"nothing was saved yet in {run}" in text
+    assert text.endswith("start it again with python src/train.py model=maddison_cnn data=kgs")
+    (run / "checkpoints").mkdir()
+    (run / "checkpoints" / "best-epoch0-step3.ckpt").write_bytes(b"x")
+    with pytest.raises(StonelabError, match="no such file; that run saved best-epoch0-step3.ckpt in "):
+        load_checkpoint_file(str(run / "checkpoints" / "last.ckpt"))
+    with pytest.raises(StonelabError, match=r"ckpt_path=\S+/elsewhere.ckpt: no such file$"):
+        load_checkpoint_file(str(tmp_path / "elsewhere.ckpt"))
 
 
 def test_saves_by_time_leave_the_best_checkpoint_and_the_run_resumes(tmp_path, compose_go, one_thread):
@@ -71,9 +109,10 @@ def test_saves_by_time_leave_the_best_checkpoint_and_the_run_resumes(tmp_path, c
 
 
 @pytest.mark.parametrize("minutes", [0, -5, "soon", True])
-def test_last_every_minutes_must_be_a_positive_number(minutes):
-    with pytest.raises(ConfigError, match=f"last_every_minutes={minutes!r} must be a number of minutes > 0"):
-        CurrentLastCheckpoint(dirpath="unused", last_every_minutes=minutes)
+@pytest.mark.parametrize("key", ["last_every_minutes", "early_last_every_minutes"])
+def test_minutes_between_saves_must_be_a_positive_number(key, minutes):
+    with pytest.raises(ConfigError, match=f"{key}={minutes!r} must be a number of minutes > 0"):
+        CurrentLastCheckpoint(dirpath="unused", **{key: minutes})
 
 
 def _disk_full_once_last_exists(monkeypatch, folder):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from stonelab.errors import ConfigError
@@ -51,7 +53,7 @@ def test_a_second_game_under_a_taken_name_is_refused():
 def test_each_spec_builds_its_search_and_pure_mcts():
     for name in registry.names():
         spec = registry.get(name)
-        assert spec.symmetries in (1, 2, 4, 8) and spec.title
+        assert "identity" in spec.symmetries and spec.title
     assert registry.get("gomoku").search(GomokuRules(6, 4)).num_actions == 36
     assert registry.get("go").search(GoRules(9)).num_actions == 82
 
@@ -61,7 +63,8 @@ def test_a_game_gets_its_own_search_settings_from_its_own_group():
     from stonelab.games.gomoku.candidates import PruningConfig
 
     cfg = {"pruning": {"window": 6, "threat_aware": True}, "go": {"leaf_value": "auto"}}
-    assert registry.own_settings(registry.get("gomoku"), cfg) == PruningConfig(window=6, threat_aware=True)
+    # Keys not given keep the game's default search (forced moves where the rules have them).
+    assert registry.own_settings(registry.get("gomoku"), cfg) == PruningConfig(window=6, threat_aware=True, forced="auto")
     assert registry.own_settings(registry.get("go"), {"go": {"leaf_value": "mixed"}}) == GoSettings("mixed")
     assert registry.own_settings(registry.get("go"), {}) == GoSettings()  # no group given: its defaults
     assert registry.own_settings(registry.get("othello"), {"pruning": None}) is None  # a game without any
@@ -81,6 +84,35 @@ def test_another_games_settings_or_bad_values_are_refused(game, cfg, message):
     with pytest.raises(ConfigError) as info:
         registry.own_settings(registry.get(game), cfg)
     assert str(info.value).startswith(message)
+
+
+@pytest.mark.parametrize("symmetries, message", [
+    (("identity", "flip_lr"), "'flip_lr' not known; the names are identity, rot90, rot180, rot270, mirror_lr"),
+    (("rot180",), "must hold 'identity'"),
+    (("identity", "rot90"), "not closed under composition: rot90 then rot90 is rot180, not declared"),
+    (("identity", "mirror_lr", "mirror_ud"), "mirror_lr then mirror_ud is rot180, not declared"),
+    (2, "give a tuple of names"),
+    ("identity", "give a tuple of names"),
+])
+def test_symmetries_are_named_and_checked_at_register(symmetries, message):
+    spec = registry.get("othello")
+    with pytest.raises(RuntimeError, match=r"game 'othello': .*" + re.escape(message)):
+        registry.register(registry.GameSpec(**{**spec.__dict__, "symmetries": symmetries}))
+
+
+def test_a_board_that_is_not_square_refuses_quarter_turns():
+    from stonelab.games.connect4.rules import Connect4Rules
+
+    assert registry.board_symmetries(Connect4Rules()) == (0, 4)  # identity, mirror_lr
+    spec = registry.get("connect4")
+    turned = registry.GameSpec(**{**spec.__dict__, "symmetries": ("identity", "rot90", "rot180", "rot270")})
+    registry.register(turned)  # a closed set of names: the board is not known yet
+    try:
+        with pytest.raises(RuntimeError, match=r"game 'connect4' \(connect4_6x7\): symmetries rot90, rot270 "
+                                               r"turn the 6x7 board on its side"):
+            registry.board_symmetries(Connect4Rules())
+    finally:
+        registry.register(spec)
 
 
 def test_a_settings_group_comes_with_its_builder():

@@ -1,12 +1,14 @@
-"""The 8 square-board symmetries applied to boards, planes and policy targets."""
+"""The 8 square-board symmetries, by name, applied to boards, planes and policy targets."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from stonelab.games import symmetry
 from stonelab.games.gomoku.rules import BLACK, board_from_rows, encode_position, line_length
 from stonelab.games.symmetry import (
+    NAMES,
     NUM_SYMMETRIES,
     all_symmetries,
     inverse_permutations,
@@ -37,6 +39,36 @@ def test_permutations_are_the_dihedral_group_of_the_square(n):
         for rot in range(4):
             expected.add(tuple(np.rot90(g, rot).reshape(-1)))
     assert {tuple(p) for p in permutations(n)} == expected
+
+
+def pictures(m: np.ndarray) -> dict[str, np.ndarray]:
+    """Each named transform of the picture ``m``, by numpy's own words."""
+    return {"identity": m, "rot90": np.rot90(m), "rot180": np.rot90(m, 2), "rot270": np.rot90(m, 3),
+            "mirror_lr": np.fliplr(m), "transpose": m.T, "mirror_ud": np.flipud(m), "antitranspose": np.rot90(m, 2).T}
+
+
+def test_each_name_says_what_its_symmetry_does_to_the_picture():
+    square, rectangle = np.arange(16).reshape(4, 4), np.arange(12).reshape(3, 4)
+    assert tuple(pictures(square)) == NAMES
+    for name, want in pictures(square).items():
+        np.testing.assert_array_equal(transform_planes(square, symmetry.INDEX[name]), want)
+    for name in symmetry.RECTANGLE:
+        np.testing.assert_array_equal(transform_planes(rectangle, symmetry.INDEX[name]), pictures(rectangle)[name])
+
+
+@pytest.mark.parametrize("group", [symmetry.SQUARE, symmetry.RECTANGLE, symmetry.LEFT_RIGHT,
+                                   symmetry.HALF_TURN, symmetry.IDENTITY_ONLY])
+def test_the_named_groups_are_groups(group):
+    assert symmetry.group(group) == tuple(sorted(symmetry.INDEX[name] for name in group))
+
+
+def test_compose_is_one_symmetry_after_the_other():
+    x = np.arange(25)
+    for first in range(NUM_SYMMETRIES):
+        for then in range(NUM_SYMMETRIES):
+            both = transform_points(transform_points(x, 5, first), 5, then)
+            np.testing.assert_array_equal(both, transform_points(x, 5, symmetry.compose(first, then)))
+    assert NAMES[symmetry.compose(symmetry.INDEX["mirror_lr"], symmetry.INDEX["mirror_ud"])] == "rot180"
 
 
 @pytest.mark.parametrize("n", SIZES)

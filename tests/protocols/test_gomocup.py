@@ -22,7 +22,13 @@ from stonelab.games.gomoku.rules import GomokuRules
 from stonelab.models.alphazero import net_evaluator
 from stonelab.models.nets.policy_value import PolicyValueNet
 from stonelab.protocols import gomocup
-from stonelab.protocols.gomocup import MEMORY_MARGIN, MIN_BUDGET_S, GomocupClock, GomocupEngine, search_chooser
+from stonelab.protocols.gomocup import (
+    MEMORY_MARGIN,
+    MIN_BUDGET_S,
+    GomocupClock,
+    GomocupEngine,
+    search_chooser,
+)
 from stonelab.search.mcts import MCTSConfig
 
 

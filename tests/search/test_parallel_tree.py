@@ -64,7 +64,7 @@ def self_play(mcts: BatchedMCTS, evaluate, moves: int, *, noise: bool, subset: b
 
 def gomoku_search(threads: int, leaves: int = 3, pruning=None) -> BatchedMCTS:
     config = MCTSConfig(playouts=40, leaves_per_game=leaves, virtual_loss=1.0, threads=threads)
-    mcts = BatchedMCTS(GomokuRules(8, 5), len(GOMOKU_OPENINGS), config, pruning=pruning)
+    mcts = BatchedMCTS(GomokuRules(8, 5), len(GOMOKU_OPENINGS), config, settings=pruning)
     for g, moves in enumerate(GOMOKU_OPENINGS):
         for move in moves:
             mcts.play(g, move)

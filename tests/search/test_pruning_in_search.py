@@ -18,7 +18,7 @@ def root_moves(mcts: BatchedMCTS, g: int) -> set[int]:
 
 def setup(moves, pruning, playouts=80):
     rules = GomokuRules(8, 5)
-    mcts = BatchedMCTS(rules, 1, MCTSConfig(playouts=playouts), pruning=pruning)
+    mcts = BatchedMCTS(rules, 1, MCTSConfig(playouts=playouts), settings=pruning)
     for move in moves:
         mcts.play(0, move)
     return rules, mcts

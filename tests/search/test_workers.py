@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import threading
 import time
 
@@ -74,3 +77,27 @@ def test_bind_gives_the_kernel_without_running_it():
     np.testing.assert_array_equal(out, 1.5)
     Workers(2).run(lambda worker: fn(out, 1.0, worker, 2))
     np.testing.assert_array_equal(out, 2.5)
+
+
+@pytest.fixture
+def four_busy_processes():
+    """Four processes spinning on the CPU, as on a machine shared with other jobs (load ~4 on top)."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(4)]
+    yield
+    for p in spinners:
+        p.kill()
+        p.wait()
+
+
+@pytest.mark.parametrize("evaluator", ["net", "null"])
+def test_the_search_bench_with_its_default_threads_finishes_beside_busy_processes(four_busy_processes, evaluator):
+    """A liveness bound, not a speed claim: with its default threads (one torch thread for the net's
+    small batches; two tree threads that wait on a queue, not a spin) the bench's search finishes
+    beside 4 busy processes within minutes; torch's spinning workers once kept it from finishing in 10."""
+    command = [sys.executable, "-m", "stonelab.bench", "mcts", "--json", "--evaluator", evaluator,
+               "--board-size", "6", "--win-length", "4", "--games", "8", "--parallel", "4", "--playouts", "50",
+               "--pure-playouts", "200", "--seconds", "0.2"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout)
+    assert out["tree_threads" if evaluator == "null" else "torch_threads"] == (2 if evaluator == "null" else 1)

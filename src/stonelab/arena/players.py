@@ -18,17 +18,18 @@ from stonelab.search.pure_mcts import pure_mcts_at
 
 
 class NeuralMCTSPlayer:
-    """Network-guided batched search; plays the most visited move (no noise)."""
+    """Network-guided batched search; plays the most visited move (no noise). ``settings``:
+    the game's own search settings (`stonelab.search.mcts.BatchedMCTS`)."""
 
     def __init__(self, rules, evaluate: Evaluator, config: MCTSConfig, name: str = "neural",
-                 pruning=None):
+                 settings=None):
         self.rules, self.evaluate, self.config, self.name = rules, evaluate, config, name
-        self.pruning = pruning
+        self.settings = settings
         self.mcts: BatchedMCTS | None = None
 
     def reset(self, num_games: int) -> None:
         self.num_games = num_games
-        self.mcts = BatchedMCTS(self.rules, num_games, self.config, pruning=self.pruning)
+        self.mcts = BatchedMCTS(self.rules, num_games, self.config, settings=self.settings)
 
     def reset_game(self, g: int) -> None:
         """Game ``g`` back to the empty board, keeping the trees' memory: allocating a tree
@@ -65,7 +66,7 @@ class NeuralMCTSPlayer:
         """Compile every kernel a move runs (or load it from numba's cache) and run the net once,
         on a throwaway tree small enough to be compacted: a first search pays ~0.5 s for this
         with a warm numba cache, seconds with a cold one, which must not come out of a timed move."""
-        mcts = BatchedMCTS(self.rules, 1, replace(self.config, playouts=4), pruning=self.pruning, max_nodes=16)
+        mcts = BatchedMCTS(self.rules, 1, replace(self.config, playouts=4), settings=self.settings, max_nodes=16)
         for _ in range(moves):
             visits = mcts.search(self.evaluate, playouts=4)
             if mcts.play(0, int(np.argmax(visits[0]))) != ONGOING:

@@ -8,7 +8,9 @@ run saved nothing at all. A run whose validation stopped improving then kept a
 threw away every epoch trained since (measured with lightning 2.6 on 2026-12-01).
 
 An epoch over many KGS games takes hours, so a kill between two epoch ends lost all of
-them: ``last_every_minutes`` rewrites last.ckpt every that many minutes of training.
+them: ``last_every_minutes`` rewrites last.ckpt every that many minutes of training. And a
+run killed before its first validation (~3 minutes into a 10-minute job) had saved nothing:
+``early_last_every_minutes`` writes last.ckpt that often until the first save point.
 Lightning's own ``train_time_interval`` does not serve here: it cannot be combined with
 ``every_n_epochs``, and with a validation-only monitor it waits for the next validation.
 """
@@ -21,6 +23,7 @@ import time
 from lightning.pytorch.callbacks import ModelCheckpoint
 
 from stonelab.errors import StonelabError, check
+from stonelab.run_folder import last_checkpoint_text
 from stonelab.utils.checkpoint_io import AtomicCheckpointIO
 
 
@@ -40,29 +43,35 @@ class CheckedCheckpointIO(AtomicCheckpointIO):
 
 
 def save_failure_text(path: str, exc: OSError) -> str:
-    """``could not save the checkpoint <path> (No space left on device): ...``, what is left and what to do."""
-    fix = "free space on that disk or make the folder writable"
-    if os.path.exists(path):
-        return (f"could not save the checkpoint {path} ({exc.strerror or exc}): the previous "
-                f"{os.path.basename(path)} is intact and the run stopped; {fix}, then resume from its last.ckpt")
-    return (f"could not save the checkpoint {path} ({exc.strerror or exc}): the run stopped before this "
-            f"checkpoint existed; {fix}, then resume from its last.ckpt (or start again if it has none)")
+    """``could not save the checkpoint <path> (No space left on device): ...``, what is left (the
+    last.ckpt beside it, by its path) and what to do."""
+    kept = f"the previous {os.path.basename(path)} is intact" if os.path.exists(path) else \
+        "this checkpoint did not exist before"
+    resume = last_checkpoint_text(os.path.dirname(os.path.abspath(path))) or \
+        "the run has no last.ckpt yet: start it again"
+    return (f"could not save the checkpoint {path} ({exc.strerror or exc}): {kept} and the run stopped; "
+            f"free space on that disk or make the folder writable; {resume}")
 
 
 class CurrentLastCheckpoint(ModelCheckpoint):
     """Keeps the best ``save_top_k`` as ModelCheckpoint does (0: none), and writes ``last.ckpt`` at
     every save point (epoch end or validation end), every ``last_every_minutes`` of training
-    (None: not by time) and when training stops, whatever the monitor did."""
+    (None: not by time), every ``early_last_every_minutes`` until the first save point (None: not
+    before it) and when training stops, whatever the monitor did."""
 
-    def __init__(self, *args, last_every_minutes: float | None = None, **kwargs):
-        check([(lambda: last_every_minutes is None or (
-                    not isinstance(last_every_minutes, bool) and last_every_minutes > 0),
-                f"callbacks.model_checkpoint.last_every_minutes={last_every_minutes!r} must be a number of "
-                f"minutes > 0 (or null: last.ckpt only at epoch ends and stops)")])
+    def __init__(self, *args, last_every_minutes: float | None = None,
+                 early_last_every_minutes: float | None = None, **kwargs):
+        check([(lambda m=minutes: m is None or (isinstance(m, int | float) and not isinstance(m, bool) and m > 0),
+                f"callbacks.model_checkpoint.{key}={minutes!r} must be a number of minutes > 0 (or null: {off})")
+               for key, minutes, off in (
+                   ("last_every_minutes", last_every_minutes, "last.ckpt only at epoch ends and stops"),
+                   ("early_last_every_minutes", early_last_every_minutes, "none before the first save point"))])
         super().__init__(*args, **kwargs)
         self.last_every_minutes = last_every_minutes
+        self.early_last_every_minutes = early_last_every_minutes
         self._last_written_at = time.monotonic()
         self._stage: str | None = None
+        self._reached_save_point = False
 
     def setup(self, trainer, pl_module, stage: str) -> None:
         super().setup(trainer, pl_module, stage)
@@ -85,6 +94,7 @@ class CurrentLastCheckpoint(ModelCheckpoint):
 
     def on_train_epoch_end(self, trainer, pl_module) -> None:
         super().on_train_epoch_end(trainer, pl_module)
+        self._reached_save_point = True
         if self._should_save_on_train_epoch_end(trainer):
             self._refresh_last(trainer)
         elif getattr(trainer, "_val_check_time_interval", None) is not None and self.save_last and \
@@ -95,6 +105,7 @@ class CurrentLastCheckpoint(ModelCheckpoint):
 
     def on_validation_end(self, trainer, pl_module) -> None:
         super().on_validation_end(trainer, pl_module)
+        self._reached_save_point = True
         if not self._should_save_on_train_epoch_end(trainer):
             self._refresh_last(trainer)
 
@@ -107,9 +118,12 @@ class CurrentLastCheckpoint(ModelCheckpoint):
         self._last_written_at = time.monotonic()  # any write of last.ckpt restarts the clock
 
     def _time_for_last(self, trainer) -> bool:
-        if self.last_every_minutes is None or not self.save_last:
+        # Before this process's first save point (a validation or an epoch end) the early interval applies too.
+        intervals = [self.last_every_minutes, None if self._reached_save_point else self.early_last_every_minutes]
+        minutes = min((m for m in intervals if m is not None), default=None)
+        if minutes is None or not self.save_last:
             return False
-        due = time.monotonic() - self._last_written_at >= 60.0 * self.last_every_minutes
+        due = time.monotonic() - self._last_written_at >= 60.0 * minutes
         return bool(trainer.strategy.broadcast(due))  # rank 0's clock decides: every rank takes part in a save
 
     def _write_last_between_save_points(self, trainer) -> None:

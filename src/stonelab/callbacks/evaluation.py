@@ -21,7 +21,9 @@ from stonelab.errors import ConfigError, check
 from stonelab.games import registry
 from stonelab.models import checkpoints
 from stonelab.models.evaluator import NetEvaluator, check_search_precision, search_precision
+from stonelab.run_folder import refused_in_one_line
 from stonelab.search.mcts import MCTSConfig
+from stonelab.utils.checkpoint_io import append_whole
 from stonelab.utils.distributed import sum_over_ranks
 from stonelab.utils.threads import check_threads, torch_threads
 
@@ -202,9 +204,10 @@ class Evaluation(L.Callback):
             log.info("evaluation at round %d vs %s: %s (%.0f s)", module.rounds, record["opponent"], result,
                      record["seconds"])
             if self.dirpath:
-                os.makedirs(self.dirpath, exist_ok=True)
-                with open(os.path.join(self.dirpath, "evaluations.jsonl"), "a") as f:
-                    f.write(json.dumps(record) + "\n")
+                path = os.path.join(self.dirpath, "evaluations.jsonl")
+                with refused_in_one_line(path, "the evaluation record"):  # one line, and never half a record
+                    os.makedirs(self.dirpath, exist_ok=True)
+                    append_whole(path, json.dumps(record) + "\n")
         if (self.against_pure_mcts and result.win_ratio == 1.0
                 and self.pure_playouts < self.max_pure_playouts):
             # A perfect score says little more; face a stronger pure MCTS, best restarts.
@@ -256,7 +259,7 @@ class Evaluation(L.Callback):
             try:
                 with module.evaluation_mode(), torch_threads(self.torch_threads):
                     player = NeuralMCTSPlayer(module.game, stop_checking(self._evaluator(trainer, module, "player"), stop),
-                                              self.search, pruning=own_search_settings(module.game, self.game_settings))
+                                              self.search, settings=own_search_settings(module.game, self.game_settings))
                     opponent = self._opponent(trainer, module, stop)
                     # Two networks search deterministically: random 2-stone openings vary the games.
                     opening = 2 if self.opponent_checkpoint else 0

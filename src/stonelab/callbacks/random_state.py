@@ -18,12 +18,25 @@ Either way two resumes of one checkpoint read the same batches.
 
 from __future__ import annotations
 
+import logging
+import math
+
 import lightning as L
 import torch
+
+log = logging.getLogger(__name__)
 
 
 class RandomState(L.Callback):
     """Save torch's CPU (and CUDA) generator states with each checkpoint; restore them on resume."""
+
+    def on_train_start(self, trainer, pl_module) -> None:
+        # Lightning warns, in words about "resumable" loaders, when a resume starts mid-epoch; the
+        # pipeline silences that and this says what it means here, once.
+        if trainer.ckpt_path and is_mid_epoch(trainer):
+            log.info("resumed mid-epoch: the rest of this epoch's batches come from a fresh pass over the "
+                     "games, shuffled from the saved random state (a game stream cannot be rewound to where "
+                     "it stopped; two resumes of this checkpoint read the same batches)")
 
     def state_dict(self) -> dict:
         # Tensors only: torch >= 2.6 loads checkpoints with weights_only=True.
@@ -39,3 +52,11 @@ class RandomState(L.Callback):
         cuda = state.get("cuda")
         if cuda and torch.cuda.is_available() and len(cuda) == torch.cuda.device_count():
             torch.cuda.set_rng_state_all(cuda)
+
+
+def is_mid_epoch(trainer) -> bool:
+    """The restored step lies inside an epoch (Lightning's own test for its loader warning)."""
+    batches = trainer.num_training_batches
+    if batches == float("inf") or not batches:
+        return False
+    return trainer.global_step % math.ceil(batches / trainer.accumulate_grad_batches) != 0

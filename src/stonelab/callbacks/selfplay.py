@@ -204,7 +204,7 @@ class SelfPlay(L.Callback):
             boards = board_games(trainer, module)
             slots = max(1, (self.parallel_games or self.games_per_round) // len(boards))
             self.sessions = {size: SelfPlaySlots(rules, slots, self.search, temperature_moves=self.temperature_moves,
-                                                 pruning=self.game_settings, resign_below=self.resign_below,
+                                                 settings=self.game_settings, resign_below=self.resign_below,
                                                  resign_playthrough=self.resign_playthrough,
                                                  fast_playouts=self.fast_playouts,
                                                  full_search_share=self.full_search_share)

@@ -12,7 +12,10 @@ line) give the whole run's time, not just the part since the last resume.
 
 It also times each validation pass, so that a whole-job budget (`Budget`) stops training
 early enough for what follows it: one more validation (Lightning validates when a run is
-stopped) and the held-out test, whose games are counted against the validation's.
+stopped) and the held-out test, whose games are counted against the validation's. The test
+may take at most ``max_test_share`` of the budget: on a busy machine all 30 test games took
+3:45 of a 10-minute job (2026-12-04), so it reads the first batches that fit (its games in
+order: a subsample of the first games), and result.json says how many it read.
 """
 
 from __future__ import annotations
@@ -53,8 +56,15 @@ class JobClock:
 
 
 class WallClock(JobClock, L.Callback):
-    def __init__(self):
+    def __init__(self, max_test_share: float | None = 0.1):
+        from stonelab.errors import check
+
+        check([(lambda: max_test_share is None or (not isinstance(max_test_share, bool) and 0 < max_test_share <= 1),
+                f"callbacks.wall_clock.max_test_share={max_test_share!r} must be a share of the budget in (0, 1] "
+                f"(or null: the test reads all its games)")])
         super().__init__()
+        self.max_test_share = max_test_share
+        self.max_seconds: float | None = None  # the whole job's budget (the Budget callback's), on_fit_start
         self.stage: str | None = None
         self.validation_seconds: float | None = None  # the latest validation pass's ...
         self.validation_batches = 1  # ... over this many batches (trainer.limit_val_batches may cut it) ...
@@ -106,13 +116,25 @@ class WallClock(JobClock, L.Callback):
         in full where validation may read only the first batches). 0 before a validation."""
         if self.validation_seconds is None:
             return 0.0
-        per_batch = self.validation_seconds / self.validation_batches
-        return per_batch * (self.validation_batches + self.all_validation_batches * self.test_share)
+        test_batches = self.all_validation_batches * self.test_share
+        limit = self.test_batch_limit()
+        return self._seconds_per_batch() * (self.validation_batches + min(test_batches, limit or test_batches))
+
+    def _seconds_per_batch(self) -> float:
+        return self.validation_seconds / self.validation_batches
+
+    def test_batch_limit(self) -> int | None:
+        """The most held-out test batches that fit in ``max_test_share`` of the budget, by the latest
+        validation's time per batch (at least one); None: no bound (no budget, none measured yet)."""
+        if self.max_test_share is None or self.max_seconds is None or self.validation_seconds is None:
+            return None
+        return max(1, int(self.max_test_share * self.max_seconds / self._seconds_per_batch()))
 
     def on_fit_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
         data = trainer.datamodule
         val, test = getattr(data, "val_games", 0), getattr(data, "test_games", 0)
         self.test_share = test / val if val else 0.0
+        self.max_seconds = next((cb.max_seconds for cb in trainer.callbacks if getattr(cb, "max_seconds", None)), None)
 
     def setup(self, trainer, pl_module, stage: str) -> None:
         self.stage = stage  # set before Lightning restores a checkpoint's states

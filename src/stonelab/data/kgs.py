@@ -48,6 +48,7 @@ from stonelab.data.sgf import result_score
 from stonelab.errors import ConfigError, StonelabError, check
 from stonelab.features import ENCODERS, encode_game
 from stonelab.games.symmetry import NUM_SYMMETRIES, inverse_permutations, permutations
+from stonelab.run_folder import refused_in_one_line
 
 CACHE_FORMAT = 3  # 2: + ownership (OWNERSHIP_PLAYOUTS playouts per game); 3: + score
 UGO_INDEX_URL = "https://u-go.net/gamerecords/"
@@ -370,7 +371,8 @@ def build_cache(paths: list[Path], folder: Path, board_size: int, *, workers: in
     of the time). Results are joined in the files' order and each game's playouts are
     seeded by its index, so the cache is byte-identical for any number of workers.
     Written to a temporary folder and renamed, so an interrupted build never leaves a
-    cache that looks complete.
+    cache that looks complete; a disk that refuses it is one line naming the cache folder
+    (RunFolderError), and the partial folder is removed.
     """
     from stonelab.data.sgf import SkipCounts, iter_sources
 
@@ -403,17 +405,28 @@ def build_cache(paths: list[Path], folder: Path, board_size: int, *, workers: in
     summary["ownership"] = {"approximate": True, "playouts": OWNERSHIP_PLAYOUTS,
                             "threshold": OWNERSHIP_THRESHOLD,
                             "decided_fraction": float(np.abs(cache.ownership).mean()) if cache.num_games else 0.0}
-    tmp = folder.with_name(folder.name + f".tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    cache.save(tmp)
-    (tmp / "summary.json").write_text(json.dumps(summary, indent=2))
-    shutil.rmtree(folder, ignore_errors=True)
-    os.replace(tmp, folder)
+    _save_whole(cache, summary, folder)
     skipped = {k: v for k, v in summary["skipped"].items() if v}
     report.finish(f"kgs cache: {summary['games_cached']:,} games, {summary['positions']:,} positions in "
                   f"{_duration(seconds)} ({_rates(summary['games_cached'], summary['positions'], seconds, workers)}), "
                   f"{summary['cache_bytes_per_position']:.1f} bytes/position; skipped {skipped or 'none'} -> {folder}")
     return summary
+
+
+def _save_whole(cache: GameCache, summary: dict, folder: Path) -> None:
+    """The cache and its summary.json (the mark of a complete cache) into a temporary folder, then renamed
+    to ``folder``; a write the disk refuses is one line, and the temporary folder gives its space back."""
+    tmp = folder.with_name(folder.name + f".tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    with refused_in_one_line(folder, "the KGS game cache", settings="data.cache_dir=..."):
+        try:
+            cache.save(tmp)
+            (tmp / "summary.json").write_text(json.dumps(summary, indent=2))
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    shutil.rmtree(folder, ignore_errors=True)
+    os.replace(tmp, folder)
 
 
 def _score_ownership(writer: _CacheWriter, pool, workers: int, report: _Progress) -> np.ndarray:

@@ -9,7 +9,7 @@ from torch.utils.data import DataLoader
 from stonelab.data.replay import MixedSizeReplay, ReplayBatches, ReplayBuffer
 from stonelab.errors import ConfigError, check
 from stonelab.games import registry
-from stonelab.games.symmetry import SYMMETRY_GROUPS, all_symmetries, transform_points
+from stonelab.games.symmetry import all_symmetries, transform_points
 from stonelab.utils.distributed import by_rank, share_of
 
 
@@ -17,8 +17,9 @@ class SelfPlayDataModule(L.LightningDataModule):
     """Replay buffer of ``buffer_size`` positions served as ``batch_size`` minibatches.
 
     With ``augment`` every position enters the buffer in each symmetry its game keeps (the
-    registry's ``symmetries``: all 8 on a square board, as seed 000 does; a pass stays the pass). Each DDP rank owns its own buffer, filled by its own
-    self-play, and draws the same number of batches; checkpoints hold every rank's.
+    registry's ``symmetries``: all 8 on a square board, as seed 000 does; a pass stays the
+    pass). Each DDP rank owns its own buffer, filled by its own self-play, and draws the
+    same number of batches; checkpoints hold every rank's.
 
     ``board_sizes`` (None: the game's board only): the square boards self-play plays, in equal
     shares of games, for a net with no layer tied to the board (``model/net=fully_conv``).
@@ -45,13 +46,16 @@ class SelfPlayDataModule(L.LightningDataModule):
         self.batch_size = batch_size
         self.augment = augment
         self.seed = seed
-        self.symmetries = registry.of(game).symmetries
+        self.symmetries = registry.of(game).symmetries  # by name, as the game declares them
         self.games = boards_of(game, board_sizes)  # board size -> the rules self-play plays there
         searches = {size: rules.search_game() for size, rules in self.games.items()}  # planes and actions
         search = game.search_game()
         # Go's games end on a scored board: its ownership and margin are training targets too.
         aux_targets = hasattr(search, "final_ownership")
         self.action_shapes = {s.board_shape: s.action_shape for s in searches.values()}
+        # board shape -> symmetry indices: a board that is not square refuses quarter turns here
+        self.symmetry_indices = {searches[size].board_shape: registry.board_symmetries(rules)
+                                 for size, rules in self.games.items()}
         if len(self.games) == 1:
             self.buffer = ReplayBuffer(buffer_size, search.num_planes, search.board_shape, search.num_actions,
                                        aux_targets=aux_targets)
@@ -66,14 +70,13 @@ class SelfPlayDataModule(L.LightningDataModule):
         """Add positions (and their symmetries); returns how many entered the buffer.
         ``aux``: Go's (ownership [P, H*W], scores [P], weights [P]), see `ReplayBuffer`."""
         if self.augment:
-            group = self.symmetries
-            board_shape = planes.shape[2:]
+            board_shape = tuple(planes.shape[2:])
+            symmetries = self.symmetry_indices[board_shape]
             if aux is not None:  # ownership is a board map: it turns with the planes
-                ownership = np.concatenate([transform_points(aux[0], board_shape, s)
-                                            for s in SYMMETRY_GROUPS[group]])
-                aux = (ownership, np.tile(aux[1], group), np.tile(aux[2], group))
-            planes, policies = all_symmetries(planes, policies, group, self.action_shapes[board_shape])
-            values = np.tile(values, group)
+                ownership = np.concatenate([transform_points(aux[0], board_shape, s) for s in symmetries])
+                aux = (ownership, np.tile(aux[1], len(symmetries)), np.tile(aux[2], len(symmetries)))
+            planes, policies = all_symmetries(planes, policies, symmetries, self.action_shapes[board_shape])
+            values = np.tile(values, len(symmetries))
         self.buffer.add(planes, policies, values, aux)
         return len(values)
 

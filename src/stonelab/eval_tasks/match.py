@@ -36,7 +36,7 @@ def run(cfg: DictConfig) -> dict:
     search = MCTSConfig(**cfg.search)
     spec = registry.of(game)
     settings = registry.own_settings(spec, cfg)  # the game's own (Gomoku: pruning); another game's refused
-    player = NeuralMCTSPlayer(game, net_evaluator(loaded.net, device), search, pruning=settings)
+    player = NeuralMCTSPlayer(game, net_evaluator(loaded.net, device), search, settings=settings)
     opponent_playouts = cfg.get("opponent_playouts") or None
     if opponent_playouts is not None and (not isinstance(opponent_playouts, int) or opponent_playouts < 1):
         raise ConfigError(f"opponent_playouts={opponent_playouts!r} must be a whole number >= 1 "

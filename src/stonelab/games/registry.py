@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from stonelab.errors import ConfigError
+from stonelab.games import symmetry
 
 
 @dataclass(frozen=True)
@@ -29,8 +30,8 @@ class GameSpec:
     name: the game's word in checkpoints' identities and messages' keys ("gomoku").
     title: the game in sentences ("Gomoku").
     rules: the rules class ``conf/game/*.yaml`` builds (its ``_target_``); an instance has
-      ``name`` (e.g. "gomoku_8x8_c5"), ``num_actions`` and ``search_game(pruning=None)``,
-      which returns ``registry.of(self).search(self, pruning)``; board and action shapes
+      ``name`` (e.g. "gomoku_8x8_c5"), ``num_actions`` and ``search_game(settings=None)``,
+      which returns ``registry.of(self).search(self, settings)``; board and action shapes
       come from that search game (``board_shape``, ``action_shape``), so a board need not
       be square (Connect Four's 6x7 with 7 column actions).
     identity: ``(rules, model) -> dict``: the rules' fields a checkpoint of ``model`` stores
@@ -43,10 +44,15 @@ class GameSpec:
       refused by games that have none.
     pure_mcts: ``(rules, playouts, c_puct, seed) -> player``: the uniform-prior, random-
       rollout opponent of matches and in-run evaluation (`stonelab.arena.players`).
-    symmetries: how many board symmetries keep the rules (8 on a square board; a
-      rectangular one has 4; 2 is the left-right mirror of a board with a "down", as
-      Connect Four's): self-play stores every position in each transform of that group
-      (`stonelab.games.symmetry.SYMMETRY_GROUPS`).
+    symmetries: the board symmetries the rules keep, by name (`stonelab.games.symmetry.NAMES`:
+      "identity", "rot90", "rot180", "rot270", "mirror_lr", "transpose", "mirror_ud",
+      "antitranspose"), or one of its groups: ``SQUARE`` (all 8), ``RECTANGLE``,
+      ``LEFT_RIGHT`` (Connect Four: gravity gives the board a "down"), ``HALF_TURN`` (Hex),
+      ``IDENTITY_ONLY``. Self-play stores every position in each of them. `register` refuses
+      an unknown name, a set without "identity" or one not closed under composition; a board
+      that is not square refuses quarter turns and diagonal mirrors where it meets them
+      (`stonelab.games.symmetry.group_on`); tests/games/test_game_symmetries.py plays the
+      rules through each declared one.
     protocols: the engine protocols ``src/play.py`` can serve a trained model over
       ("gtp", "gomocup"); empty: none yet.
     tactics: ``(cfg, path, playouts) -> dict`` running ``task=tactics``, or None.
@@ -74,7 +80,7 @@ class GameSpec:
     describe: Callable[[dict], str]
     search: Callable[..., object]
     pure_mcts: Callable[..., object]
-    symmetries: int = 8
+    symmetries: tuple[str, ...] = symmetry.SQUARE
     protocols: tuple[str, ...] = ()
     tactics: Callable[..., dict] | None = None
     opponents: Mapping[str, Callable[..., object]] = field(default_factory=dict)
@@ -98,8 +104,10 @@ def register(spec: GameSpec) -> GameSpec:
         raise RuntimeError(f"two games registered as {spec.name!r}: {known.rules} and {spec.rules}")
     if (spec.settings_group is None) != (spec.settings is None):
         raise RuntimeError(f"game {spec.name!r}: settings_group and settings come together")
-    if spec.symmetries not in (1, 2, 4, 8):
-        raise RuntimeError(f"game {spec.name!r}: symmetries={spec.symmetries} is not 1, 2, 4 or 8")
+    try:
+        symmetry.group(spec.symmetries)
+    except ValueError as exc:
+        raise RuntimeError(f"game {spec.name!r}: {exc}") from None
     _GAMES[spec.name] = spec
     return spec
 
@@ -159,6 +167,17 @@ def identity(rules, model: str) -> dict:
 def rules_from_identity(identity: dict):
     """The rules a checkpoint's model plays, rebuilt from its identity."""
     return get(identity["game"]).from_identity(identity)
+
+
+def board_symmetries(rules) -> tuple[int, ...]:
+    """The symmetry indices (`stonelab.games.symmetry`) ``rules``' game declares, checked
+    against its board and action grid: a quarter turn of a board that is not square is
+    refused naming the game."""
+    spec, search = of(rules), rules.search_game()
+    try:
+        return symmetry.group_on(spec.symmetries, search.board_shape, search.action_shape)
+    except ValueError as exc:
+        raise RuntimeError(f"game {spec.name!r} ({rules.name}): {exc}") from None
 
 
 def on_board(rules, size: int):

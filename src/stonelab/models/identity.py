@@ -7,8 +7,10 @@ from __future__ import annotations
 import os
 import warnings
 import zipfile
+from pathlib import Path
 
 import torch
+import yaml
 from torch import nn
 
 from stonelab.errors import StonelabError
@@ -58,7 +60,7 @@ def load_checkpoint_file(path: str) -> dict:
     if os.path.isdir(path):
         raise StonelabError(f"ckpt_path={path} is a folder, not a checkpoint file")
     if not os.path.isfile(path):
-        raise StonelabError(f"ckpt_path={path}: no such file")
+        raise StonelabError(missing_checkpoint_text(path))
     if path.endswith(numpy_net.SUFFIX):  # the torch-free shipped format, as torch tensors
         weights, record = numpy_net.read(path)
         return {"state_dict": {f"net.{name}": torch.from_numpy(value) for name, value in weights.items()},
@@ -73,6 +75,25 @@ def load_checkpoint_file(path: str) -> dict:
         raise CheckpointMismatchError(f"ckpt_path={path} holds a {type(checkpoint).__name__}, not a checkpoint "
                                       f"(a dict of weights and stonelab's identity, as training writes it)")
     return checkpoint
+
+
+def missing_checkpoint_text(path: str) -> str:
+    """Why ``path`` is not there: in a run folder that saved nothing yet (a run stopped before its
+    first checkpoint), say so and give the command that starts it again; else "no such file"."""
+    folder = Path(path).resolve().parent.parent
+    overrides = folder / ".hydra" / "overrides.yaml"
+    if not overrides.is_file():
+        return f"ckpt_path={path}: no such file"
+    saved = sorted(p.name for p in (folder / "checkpoints").glob("*.ckpt")) if (folder / "checkpoints").is_dir() else []
+    if saved:
+        return f"ckpt_path={path}: no such file; that run saved {', '.join(saved)} in {folder / 'checkpoints'}"
+    try:
+        given = [o for o in yaml.safe_load(overrides.read_text()) or [] if not o.startswith(("ckpt_path=", "hydra."))]
+    except (OSError, yaml.YAMLError):
+        given = []
+    again = " ".join(["python src/train.py", *given])
+    return (f"ckpt_path={path}: nothing was saved yet in {folder} (the run stopped before its first "
+            f"checkpoint, written after its first half minute of training): start it again with {again}")
 
 
 def unreadable_reason(path: str, exc: Exception) -> str:

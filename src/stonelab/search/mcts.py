@@ -3,7 +3,7 @@
 Every step selects leaves in all games (``leaves_per_game`` each, kept apart by
 virtual loss) and evaluates all of them in ONE call of the injected
 ``evaluate`` function. Trees live in a `stonelab.search.tree.Tree` and are
-reused between moves. The game comes from ``rules.search_game(pruning)`` (a
+reused between moves. The game comes from ``rules.search_game(settings)`` (a
 `stonelab.search.game.SearchGame`); nothing here knows its rules.
 
 Tree threads (``search.threads``): selection, expansion and backup of a step run
@@ -148,22 +148,21 @@ class BatchedMCTS:
     (reusing its subtree), `search` runs ``config.playouts`` simulations in the
     chosen games and returns root visit counts ``[G, A]``. ``rules`` is a
     `stonelab.search.game.SearchGame`, or a rules object with
-    ``search_game(pruning)`` (`GomokuRules`); ``pruning`` is the game's
-    candidate restriction (Gomoku: `stonelab.games.gomoku.candidates.PruningConfig`).
+    ``search_game(settings)``; ``settings`` are the game's own search settings
+    (`registry.own_settings`; Gomoku: `stonelab.games.gomoku.candidates.PruningConfig`).
     """
 
     def __init__(self, rules, num_games: int, config: MCTSConfig,
-                 *, pruning=None, max_nodes: int | None = None):
+                 *, settings=None, max_nodes: int | None = None):
         self.rules = rules
         self.config = config
         self.num_games = num_games
         if hasattr(rules, "spec"):  # already a SearchGame
-            if pruning is not None:
-                raise SearchConfigError("give pruning to the SearchGame, not to BatchedMCTS")
+            if settings is not None:
+                raise SearchConfigError("give the game's settings to the SearchGame, not to BatchedMCTS")
             self.game = rules
         else:
-            self.game = rules.search_game(pruning)
-        self.pruning = getattr(self.game, "pruning", None)
+            self.game = rules.search_game(settings)
         a = self.game.num_actions
         # A tree needs a node per simulation; twice that leaves room for reuse.
         m = max_nodes or config.max_nodes or 2 * (config.playouts + 2) + 8

@@ -66,7 +66,7 @@ class SelfPlaySlots:
     """
 
     def __init__(self, rules, slots: int, config: MCTSConfig, *,
-                 temperature_moves: int, pruning=None, resign_below: float | None = None,
+                 temperature_moves: int, settings=None, resign_below: float | None = None,
                  resign_playthrough: float = 0.1, fast_playouts: int | None = None,
                  full_search_share: float = 0.25):
         self.rules = rules
@@ -75,7 +75,7 @@ class SelfPlaySlots:
         self.slots = slots
         self.config = config
         self.temperature_moves = temperature_moves
-        self.pruning = pruning
+        self.settings = settings  # the game's own search settings (`BatchedMCTS`)
         self.resign_below = resign_below
         self.resign_playthrough = resign_playthrough
         self.moves: list[list[int]] = [[] for _ in range(slots)]
@@ -99,7 +99,7 @@ class SelfPlaySlots:
         this call (None: no cap); a slot that may not start one falls idle.
         """
         T.seed_numba(int(rng.integers(2**31 - 1)))
-        mcts = BatchedMCTS(self.rules, self.slots, self.config, pruning=self.pruning)
+        mcts = BatchedMCTS(self.rules, self.slots, self.config, settings=self.settings)
         for g, moves in enumerate(self.moves):
             for move in moves:
                 mcts.play(g, move)
@@ -261,7 +261,7 @@ def _aux_targets(finished: list[tuple], movers: np.ndarray, game) -> dict:
 
 def play_games(rules, evaluate: Evaluator, num_games: int, config: MCTSConfig,
                *, temperature_moves: int, rng: np.random.Generator,
-               pruning=None, parallel: int | None = None) -> SelfPlayGames:
+               settings=None, parallel: int | None = None) -> SelfPlayGames:
     """Play exactly ``num_games`` self-play games from the empty board to the end.
 
     At most ``parallel`` games (default: all) are searched together; a slot
@@ -271,5 +271,5 @@ def play_games(rules, evaluate: Evaluator, num_games: int, config: MCTSConfig,
     visited move. Games are returned in the order they finished.
     """
     slots = min(parallel or num_games, num_games)
-    session = SelfPlaySlots(rules, slots, config, temperature_moves=temperature_moves, pruning=pruning)
+    session = SelfPlaySlots(rules, slots, config, temperature_moves=temperature_moves, settings=settings)
     return session.play(evaluate, num_games, rng, new_games=num_games - slots)

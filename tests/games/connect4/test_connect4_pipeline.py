@@ -21,7 +21,7 @@ CONNECT4 = ["game=connect4", "logger=none", "callbacks.evaluation.at_train_end=f
 
 def test_the_mirror_moves_columns_with_the_board():
     data = SelfPlayDataModule(Connect4Rules(), buffer_size=10)
-    assert data.symmetries == 2
+    assert data.symmetries == ("identity", "mirror_lr")
     planes = np.zeros((1, 5, 6, 7), dtype=np.uint8)
     planes[0, 0, 0, 1] = 1  # own disc in column 1
     policy = np.array([[0.7, 0.1, 0.0, 0.0, 0.0, 0.0, 0.2]], dtype=np.float32)
@@ -71,7 +71,7 @@ def test_match_against_pure_mcts(tmp_path, compose_train, repo_root):
     train(compose_train(["trainer.max_epochs=1", *CONNECT4], tmp_path / "run"))
     ckpt = tmp_path / "run" / "checkpoints" / "last.ckpt"
     proc = subprocess.run([sys.executable, str(repo_root / "src" / "eval.py"), "task=match", f"ckpt_path={ckpt}",
-                           "search.playouts=8", "opponent_playouts=20", "games=2", f"paths.output_dir={tmp_path}"],
+                           "search.playouts=8", "pure_playouts=20", "games=2", f"paths.output_dir={tmp_path}"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     result = json.loads((tmp_path / "match.json").read_text())

@@ -6,14 +6,14 @@ stonelab train, evaluate and bench it (docs/adding_a_game.md)."""
 
 from __future__ import annotations
 
-from stonelab.games import registry
+from stonelab.games import registry, symmetry
 from stonelab.games.connect4.rules import Connect4Rules
 
 
-def _search(rules: Connect4Rules, pruning=None):
+def _search(rules: Connect4Rules, settings=None):
     from stonelab.games.connect4.search import Connect4Search
 
-    return Connect4Search(rules, pruning)
+    return Connect4Search(rules, settings)
 
 
 def _pure_mcts(rules: Connect4Rules, playouts: int, c_puct: float = 5.0, seed: int = 0):
@@ -31,7 +31,7 @@ SPEC = registry.register(registry.GameSpec(
     describe=lambda identity: f"{identity.get('rows')}x{identity.get('columns')}, {identity.get('connect')} in a row",
     search=_search,
     pure_mcts=_pure_mcts,
-    symmetries=2,  # the left-right mirror only: gravity has a "down"
+    symmetries=symmetry.LEFT_RIGHT,  # the left-right mirror only: gravity has a "down"
     learned_by="model=alphazero (self-play)",
     max_opening=lambda rules: 2,  # one disc each: far from decided
     bench_playouts=200, bench_games=64, bench_parallel=32,  # games of ~25-40 plies

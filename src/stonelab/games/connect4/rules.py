@@ -64,8 +64,9 @@ class Connect4Rules:
     def name(self) -> str:
         return f"connect{self.connect}_{self.rows}x{self.columns}"
 
-    def search_game(self, pruning=None):
-        return registry.of(self).search(self, pruning)
+    def search_game(self, settings=None):
+        """This game for `stonelab.search` (a `stonelab.games.connect4.search.Connect4Search`)."""
+        return registry.of(self).search(self, settings)
 
 
 # --- kernels --------------------------------------------------------------------------------------

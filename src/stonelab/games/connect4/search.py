@@ -139,11 +139,11 @@ class Connect4Search:
 
     num_planes = NUM_PLANES
 
-    def __init__(self, rules: Connect4Rules, pruning=None):
-        if pruning is not None and getattr(pruning, "enabled", False):
+    def __init__(self, rules: Connect4Rules, settings=None):
+        # Connect Four has no search settings; Gomoku's candidate restriction is refused, not ignored
+        if settings is not None and getattr(settings, "enabled", False):
             raise ConfigError("candidate pruning is Gomoku's; Connect Four searches every open column")
         self.rules = rules
-        self.pruning = None
         self.spec = Connect4Game(rules.rows, rules.columns, rules.connect)
         self.num_actions = rules.num_actions
         self.board_shape = (rules.rows, rules.columns)

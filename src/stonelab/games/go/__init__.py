@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from stonelab.games import registry
+from stonelab.games import registry, symmetry
 from stonelab.games.go.rules import GoRules
 
 
@@ -58,7 +58,7 @@ SPEC = registry.register(registry.GameSpec(
     describe=lambda identity: f"{identity.get('board_size')}x{identity.get('board_size')}",
     search=_search,
     pure_mcts=_pure_mcts,
-    symmetries=8,
+    symmetries=symmetry.SQUARE,
     protocols=("gtp", "analysis"),
     tactics=_tactics,
     learned_by="model=maddison_cnn or model=belief_vit (expert games), model=alphazero (self-play)",

@@ -1032,9 +1032,9 @@ class GoRules:
     def name(self) -> str:
         return f"go_{self.n}x{self.n}"
 
-    def search_game(self, pruning=None):
+    def search_game(self, settings=None):
         """Go as self-play and in-run matches search it (`stonelab.games.go.SPEC.search`)."""
-        return registry.of(self).search(self, pruning)
+        return registry.of(self).search(self, settings)
 
     def new_state(self) -> GoState:
         return GoState(self)

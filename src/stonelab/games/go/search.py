@@ -249,11 +249,12 @@ class GoSearch:
 
     num_planes = NUM_PLANES
 
-    def __init__(self, rules: GoRules, pruning=None, max_moves: int | None = None, *, fill_own_eyes: bool = True):
-        if pruning is not None and getattr(pruning, "enabled", False):
+    def __init__(self, rules: GoRules, settings=None, max_moves: int | None = None, *, fill_own_eyes: bool = True):
+        # the tree takes no settings of Go's (`GoSettings` are its evaluators'); Gomoku's candidate
+        # restriction is refused, not ignored
+        if settings is not None and getattr(settings, "enabled", False):
             raise ConfigError("candidate pruning is Gomoku's; Go searches all legal moves")
         self.rules = rules
-        self.pruning = None
         self.board_shape = self.action_shape = (rules.n, rules.n)
         self.num_actions = rules.num_actions
         self.max_moves = int(max_moves or 2 * rules.num_points)

@@ -3,23 +3,29 @@ adapter (`search`), seed 000's candidate restriction (`candidates`) and the tact
 
 from __future__ import annotations
 
-from stonelab.games import registry
+from stonelab.games import registry, symmetry
 from stonelab.games.gomoku.rules import FREESTYLE, RULE_NAMES, GomokuRules
 
 
-def _search(rules: GomokuRules, pruning=None):
+def _search(rules: GomokuRules, settings=None):
+    """Gomoku's search; its ``settings`` are seed 000's candidate restriction (a `PruningConfig`,
+    or the ``pruning`` config group's values as Hydra gives them)."""
     from stonelab.games.gomoku.candidates import PruningConfig
     from stonelab.games.gomoku.search import GomokuSearch
 
-    if isinstance(pruning, dict):  # the pruning config group as Hydra gives it
-        pruning = PruningConfig(**pruning)
+    pruning = PruningConfig(**settings) if isinstance(settings, dict) else settings
     return GomokuSearch(rules, pruning)
 
 
 def _settings(values=None):
+    """The ``pruning`` group's values as a PruningConfig, over the game's default search: forced
+    moves where they are built (conf/pruning/auto.yaml, every entry point's default option: freestyle
+    rules; pruning=none turns them off)."""
+    from dataclasses import replace
+
     from stonelab.games.gomoku.candidates import PruningConfig
 
-    return PruningConfig(**dict(values or {}))
+    return replace(PruningConfig(forced="auto"), **dict(values or {}))
 
 
 def _pure_mcts(rules: GomokuRules, playouts: int, c_puct: float = 5.0, seed: int = 0):
@@ -48,7 +54,7 @@ SPEC = registry.register(registry.GameSpec(
                               + (f", {identity['rule']}" if "rule" in identity else ""),
     search=_search,
     pure_mcts=_pure_mcts,
-    symmetries=8,
+    symmetries=symmetry.SQUARE,  # every rule set, renju's too, looks the same turned or mirrored
     protocols=("gomocup",),
     tactics=_tactics,
     learned_by="model=alphazero (self-play)",

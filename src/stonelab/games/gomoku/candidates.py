@@ -84,7 +84,7 @@ Broken shapes (a gap inside the run, e.g. ``X.XXX``) are not counted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numba import njit
@@ -142,7 +142,9 @@ class PruningConfig:
     fallback: use all legal moves when the board is not larger than the
       window or the window holds no legal move.
     forced: when the mover can win at once, only the winning moves; else when
-      the opponent threatens to, only the blocks (step 0 above).
+      the opponent threatens to, only the blocks (step 0 above). "auto": forced
+      moves where they are built, freestyle rules (`for_rule`), none under the
+      standard and renju rules, whose wins are not freestyle's.
 
     The defaults restrict nothing.
     """
@@ -155,9 +157,12 @@ class PruningConfig:
     top_k: int = 0
     top_k_mode: str = "union"
     fallback: bool = True
-    forced: bool = False
+    forced: bool | str = False
 
     def __post_init__(self):
+        if not (isinstance(self.forced, bool) or self.forced == "auto"):
+            raise PruningConfigError(f"pruning.forced={self.forced!r} must be true, false or auto "
+                                     f"(forced moves under freestyle rules, none under standard and renju)")
         w, k = self.window, self.top_k
         if not _is_int(w) or w < 0:
             raise PruningConfigError(
@@ -183,6 +188,10 @@ class PruningConfig:
                 raise PruningConfigError(
                     f"pruning.{key}=true needs pruning.window >= 1 (or pruning.top_k >= 1 with "
                     f"pruning.top_k_mode=union): it adds moves back to a restricted set")
+
+    def for_rule(self, freestyle: bool) -> PruningConfig:
+        """These settings for a rule set: ``forced="auto"`` becomes whether the rules are freestyle."""
+        return replace(self, forced=freestyle) if self.forced == "auto" else self
 
     @property
     def enabled(self) -> bool:

@@ -99,9 +99,10 @@ class GomokuRules:
     def new_board(self) -> np.ndarray:
         return np.zeros(self.n * self.n, dtype=np.int8)
 
-    def search_game(self, pruning=None):
-        """This game for `stonelab.search` (a `stonelab.games.gomoku.search.GomokuSearch`)."""
-        return registry.of(self).search(self, pruning)
+    def search_game(self, settings=None):
+        """This game for `stonelab.search` (a `stonelab.games.gomoku.search.GomokuSearch`);
+        ``settings``: its candidate restriction (`stonelab.games.gomoku.candidates.PruningConfig`)."""
+        return registry.of(self).search(self, settings)
 
 
 @njit(cache=True, nogil=True)

@@ -230,7 +230,7 @@ class GomokuSearch:
 
     def __init__(self, rules: GomokuRules, pruning: C.PruningConfig | None = None):
         self.rules = rules
-        self.pruning = pruning or C.PruningConfig()
+        self.pruning = (pruning or C.PruningConfig()).for_rule(rules.rule == FREESTYLE)
         self.pruning.validate_for_board(rules.n)
         if rules.rule != FREESTYLE and self.pruning.enabled:
             # The restriction's threats and forced wins are freestyle's (k or more in a row).

@@ -7,14 +7,14 @@ evaluate and bench it (docs/adding_a_game.md walks through it)."""
 
 from __future__ import annotations
 
-from stonelab.games import registry
+from stonelab.games import registry, symmetry
 from stonelab.games.othello.rules import OthelloRules
 
 
-def _search(rules: OthelloRules, pruning=None):
+def _search(rules: OthelloRules, settings=None):
     from stonelab.games.othello.search import OthelloSearch
 
-    return OthelloSearch(rules, pruning)
+    return OthelloSearch(rules, settings)
 
 
 def _pure_mcts(rules: OthelloRules, playouts: int, c_puct: float = 5.0, seed: int = 0):
@@ -44,7 +44,9 @@ SPEC = registry.register(registry.GameSpec(
     describe=lambda identity: f"{identity.get('board_size')}x{identity.get('board_size')}",
     search=_search,
     pure_mcts=_pure_mcts,
-    symmetries=8,  # the rules treat all 8 board symmetries alike
+    # the rules treat all 8 alike; the start position's 4 centre discs are their own image
+    # with colours swapped, and the planes carry no colour
+    symmetries=symmetry.SQUARE,
     opponents={"positional": lambda rules, seed=0: _positional(rules, seed),
                "random": lambda rules, seed=0: _random(rules, seed)},
     learned_by="model=alphazero (self-play)",

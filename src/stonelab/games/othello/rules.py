@@ -81,9 +81,9 @@ class OthelloRules:
         """The start position's board, int8 ``[n * n]``."""
         return start_board(self.n)
 
-    def search_game(self, pruning=None):
+    def search_game(self, settings=None):
         """This game for `stonelab.search` (a `stonelab.games.othello.search.OthelloSearch`)."""
-        return registry.of(self).search(self, pruning)
+        return registry.of(self).search(self, settings)
 
 
 @njit(cache=True, nogil=True)

@@ -226,11 +226,11 @@ class OthelloSearch:
 
     num_planes = NUM_PLANES
 
-    def __init__(self, rules: OthelloRules, pruning=None):
-        if pruning is not None and getattr(pruning, "enabled", False):
+    def __init__(self, rules: OthelloRules, settings=None):
+        # Othello has no search settings; Gomoku's candidate restriction is refused, not ignored
+        if settings is not None and getattr(settings, "enabled", False):
             raise ConfigError("candidate pruning is Gomoku's; Othello searches all legal moves")
         self.rules = rules
-        self.pruning = None
         self.spec = OthelloGame(rules.n)
         self.num_actions = rules.num_actions
         self.board_shape = self.action_shape = (rules.n, rules.n)
