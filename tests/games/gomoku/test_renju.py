@@ -177,10 +177,17 @@ def test_exact_five_rules_and_names():
         GomokuRules(15, 5, "caro")
     with pytest.raises(GameConfigError, match="game.win_length=4 must be 5"):
         GomokuRules(8, 4, "renju")
-    with pytest.raises(ConfigError, match="use pruning=none"):
-        from stonelab.games.gomoku.candidates import PruningConfig
+    from stonelab.games.gomoku.candidates import PruningConfig
 
+    with pytest.raises(ConfigError, match="use pruning=none"):
         GomokuRules(15, 5, "renju").search_game(PruningConfig(window=4))
+    # Forced moves are freestyle's: asked for outright they are refused, as the default (auto) dropped.
+    with pytest.raises(ConfigError, match="use pruning=none"):
+        GomokuRules(15, 5, "renju").search_game(PruningConfig(forced=True))
+    assert GomokuRules(15, 5, "standard").search_game(PruningConfig(forced="auto")).pruning == PruningConfig()
+    assert GomokuRules(15, 5).search_game(PruningConfig(forced="auto")).pruning == PruningConfig(forced=True)
+    with pytest.raises(ConfigError, match="pruning.forced='yes' must be true, false or auto"):
+        PruningConfig(forced="yes")
 
 
 def test_renju_search_refuses_and_never_plays_a_forbidden_point():
