@@ -16,10 +16,11 @@ import sys
 import pytest
 import torch
 
-# Measured with seed 1 on 6x6 connect-4 (search.playouts=12): rank 0's first game adds
-# 96 positions (8 symmetries), rank 1's 136, so with one game per round and a batch of
-# 128 rank 0 needs two rounds to fill its buffer and rank 1 only one.
-UNEVEN_FILL = ["seed=1", "callbacks.selfplay.games_per_round=1", "data.batch_size=128"]
+# Measured with seed 1 on 6x6 connect-4 (search.playouts=12, every legal move searched, float32):
+# rank 0's first game adds 96 positions (8 symmetries), rank 1's 136, so with one game per round
+# and a batch of 128 rank 0 needs two rounds to fill its buffer and rank 1 only one.
+UNEVEN_FILL = ["seed=1", "callbacks.selfplay.games_per_round=1", "data.batch_size=128", "pruning=none",
+               "trainer.precision=32-true"]
 
 
 def _train(repo_root, args: list[str], cwd) -> subprocess.CompletedProcess:

@@ -36,9 +36,9 @@ def test_self_play_round_runs_on_one_thread(tmp_path, monkeypatch, compose_train
         return play(self, *args, **kwargs)
 
     monkeypatch.setattr(SelfPlaySlots, "play", spy)
-    torch.set_num_threads(2)
     try:
-        train(compose_train(["logger=none", "callbacks.evaluation.at_train_end=false"], tmp_path))
+        # Training on two threads (the default is one): search still runs on one.
+        train(compose_train(["logger=none", "callbacks.evaluation.at_train_end=false", "torch_threads=2"], tmp_path))
         assert seen and set(seen) == {1}
         assert torch.get_num_threads() == 2  # training keeps the threads it was given
     finally:
