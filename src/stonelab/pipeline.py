@@ -142,7 +142,7 @@ def _train(cfg: DictConfig, start: float) -> dict:
         bound_the_test(trainer, callbacks)
         trainer.test(model, datamodule=datamodule, ckpt_path=best or None, verbose=False)
         if trainer.is_global_zero and trainer.checkpoint_callback:  # a resume counts the test's time too
-            refresh_after_test(trainer.checkpoint_callback.last_model_path, callbacks, plugins_io(trainer))
+            refresh_after_test(trainer.checkpoint_callback.last_model_path, callbacks, checkpoint_writer(trainer))
     result = summarize(cfg, model, callbacks, trainer, time.perf_counter() - start, fit_metrics)
     if any(k.startswith("test/") for k in result["metrics"]):
         result.update(test_extent(trainer))
@@ -177,7 +177,7 @@ def test_extent(trainer) -> dict:
     return {"test_batches": read, "test_batches_all": every}
 
 
-def plugins_io(trainer) -> CheckedCheckpointIO:
+def checkpoint_writer(trainer) -> CheckedCheckpointIO:
     """The run's checkpoint writer (atomic; a full disk is one line), as `build` gave it to the trainer."""
     io = trainer.strategy.checkpoint_io
     return io if isinstance(io, CheckedCheckpointIO) else CheckedCheckpointIO()
