@@ -30,6 +30,13 @@ def run_folder_of(ckpt_path: str) -> Path | None:
     return folder if (folder / ".hydra" / "overrides.yaml").is_file() else None
 
 
+def carried_overrides(folder: Path) -> list[str]:
+    """The overrides of the run in ``folder`` that a resume (or a new start) applies again;
+    raises OSError or yaml.YAMLError when its overrides.yaml cannot be read."""
+    earlier = yaml.safe_load((folder / ".hydra" / "overrides.yaml").read_text()) or []
+    return [o for o in earlier if override_key(o) not in _NOT_CARRIED]
+
+
 def resume_argv(argv: list[str]) -> tuple[list[str], str | None]:
     """The command line of a resume, and one line saying what it restored.
 
@@ -46,12 +53,12 @@ def resume_argv(argv: list[str]) -> tuple[list[str], str | None]:
     if folder is None:
         return argv, None  # a lone checkpoint: the settings given now apply (the pipeline says so)
     try:
-        earlier = yaml.safe_load((folder / ".hydra" / "overrides.yaml").read_text()) or []
+        earlier = carried_overrides(folder)
     except (OSError, yaml.YAMLError) as exc:
         return argv, f"resuming from {ckpt}: could not read {folder}/.hydra/overrides.yaml ({exc}); " \
                      f"only the settings given now apply"
     given = {override_key(a): a for a in overrides if override_key(a) not in _NOT_CARRIED}
-    earlier_keys = {override_key(o): o for o in earlier if override_key(o) not in _NOT_CARRIED}
+    earlier_keys = {override_key(o): o for o in earlier}
     kept = [o for k, o in earlier_keys.items() if k not in given]
     changed = [f"{o} -> {given[k].split('=', 1)[1]}" for k, o in earlier_keys.items() if k in given and given[k] != o]
     added = [a for k, a in given.items() if k not in earlier_keys]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import warnings
 import zipfile
-from pathlib import Path
 
 import torch
 import yaml
@@ -16,6 +15,7 @@ from torch import nn
 from stonelab.errors import StonelabError
 from stonelab.games import registry
 from stonelab.models import numpy_net
+from stonelab.resume import carried_overrides, run_folder_of
 
 CHECKPOINT_KEY = "stonelab"
 EXPORT_KEY = "exported"  # under checkpoint["stonelab"] of a shipped weights file: its source, step, date
@@ -80,15 +80,14 @@ def load_checkpoint_file(path: str) -> dict:
 def missing_checkpoint_text(path: str) -> str:
     """Why ``path`` is not there: in a run folder that saved nothing yet (a run stopped before its
     first checkpoint), say so and give the command that starts it again; else "no such file"."""
-    folder = Path(path).resolve().parent.parent
-    overrides = folder / ".hydra" / "overrides.yaml"
-    if not overrides.is_file():
+    folder = run_folder_of(path)
+    if folder is None:
         return f"ckpt_path={path}: no such file"
-    saved = sorted(p.name for p in (folder / "checkpoints").glob("*.ckpt")) if (folder / "checkpoints").is_dir() else []
+    saved = sorted(p.name for p in (folder / "checkpoints").glob("*.ckpt"))
     if saved:
         return f"ckpt_path={path}: no such file; that run saved {', '.join(saved)} in {folder / 'checkpoints'}"
     try:
-        given = [o for o in yaml.safe_load(overrides.read_text()) or [] if not o.startswith(("ckpt_path=", "hydra."))]
+        given = carried_overrides(folder)
     except (OSError, yaml.YAMLError):
         given = []
     again = " ".join(["python src/train.py", *given])
