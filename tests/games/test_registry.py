@@ -63,8 +63,10 @@ def test_a_game_gets_its_own_search_settings_from_its_own_group():
     from stonelab.games.gomoku.candidates import PruningConfig
 
     cfg = {"pruning": {"window": 6, "threat_aware": True}, "go": {"leaf_value": "auto"}}
-    # Keys not given keep the game's default search (forced moves where the rules have them).
-    assert registry.own_settings(registry.get("gomoku"), cfg) == PruningConfig(window=6, threat_aware=True, forced="auto")
+    # Keys not given keep the game's default search (forced moves where the rules have them, a
+    # root proof where it is cheap).
+    assert registry.own_settings(registry.get("gomoku"), cfg) == PruningConfig(
+        window=6, threat_aware=True, forced="auto", root_proof="auto")
     assert registry.own_settings(registry.get("go"), {"go": {"leaf_value": "mixed"}}) == GoSettings("mixed")
     assert registry.own_settings(registry.get("go"), {}) == GoSettings()  # no group given: its defaults
     assert registry.own_settings(registry.get("othello"), {"pruning": None}) is None  # a game without any

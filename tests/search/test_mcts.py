@@ -694,3 +694,49 @@ def test_fpu_reduction_scores_untried_moves_from_the_node_value():
 def test_fpu_reduction_out_of_range_is_refused():
     with pytest.raises(SearchConfigError, match=r"search.fpu_reduction=-0.1 must be null"):
         MCTSConfig(fpu_reduction=-0.1)
+
+
+# --- a proof at the root (Gomoku's pruning.root_proof) ----------------------------------------------
+
+
+def test_a_root_proof_keeps_only_the_moves_it_allows_and_the_search_answers_the_tactics():
+    """With a net that knows nothing (uniform priors, value 0), 200 playouts miss four-threes
+    and open threes; a 5-ply proof at the root leaves only the winning moves, or the moves
+    that survive, so the most visited move is a right answer in every position."""
+    from stonelab.games.gomoku.candidates import PruningConfig
+    from stonelab.games.gomoku.tactics import generate, proven_moves, search_answers
+
+    rules = GomokuRules(6, 4)
+    suite = [t for t in generate(rules, per_kind=12, seed=5) if t.kind in ("four_three", "stop_three")]
+    config = MCTSConfig(playouts=200, dirichlet_epsilon=0.0)
+    evaluate = uniform_evaluator(36)
+    plain = search_answers(rules, evaluate, suite, config, PruningConfig(forced=True))
+    proved = search_answers(rules, evaluate, suite, config, PruningConfig(forced=True, root_proof=5))
+    assert all(int(m) in t.answers for m, t in zip(proved, suite, strict=True))
+    assert sum(int(m) in t.answers for m, t in zip(plain, suite, strict=True)) < len(suite)
+
+    t = next(t for t in suite if t.kind == "four_three")
+    search = rules.search_game(PruningConfig(forced=True, root_proof=5))
+    mcts = BatchedMCTS(search, 1, config)
+    mcts.set_position(0, search.position(t.board, t.to_play, t.last_move))
+    visits = mcts.search(evaluate)
+    allowed = np.zeros(36, dtype=np.bool_)
+    proven_moves(t.board.copy(), 6, 4, t.to_play, 5, allowed)
+    assert set(np.flatnonzero(visits)) <= set(np.flatnonzero(allowed)) and visits.sum() == 200
+
+
+def test_restricting_a_reused_root_keeps_the_visits_of_the_moves_kept():
+    rules = GomokuRules(6, 4)
+    mcts = BatchedMCTS(rules, 1, MCTSConfig(playouts=60, dirichlet_epsilon=0.0))
+    visits = mcts.search(uniform_evaluator(36))
+    keep = np.argsort(-visits[0])[:3]
+    allowed = np.zeros(36, dtype=np.bool_)
+    allowed[keep] = True
+    assert T.restrict_root(mcts.tree, 0, allowed) == 3
+    after = np.zeros(36, dtype=np.float32)
+    T.root_visits(mcts.tree, 0, after)
+    assert np.array_equal(np.flatnonzero(after), np.sort(keep)) and np.array_equal(after[keep], visits[0][keep])
+    root = mcts.tree.root[0]
+    start = mcts.tree.first_edge[0, root]
+    assert mcts.tree.prior[0, start:start + 3].sum() == pytest.approx(1.0)
+    assert T.restrict_root(mcts.tree, 0, np.zeros(36, dtype=np.bool_)) == 3  # nothing kept: unchanged

@@ -11,6 +11,7 @@ from stonelab.games.gomoku.candidates import (
     P_ADAPTIVE,
     P_ADAPTIVE_STEP,
     P_FALLBACK,
+    P_FORCED,
     P_THREAT_AWARE,
     P_THREAT_SPACE,
     P_TOP_K,
@@ -566,7 +567,7 @@ def test_mask_is_legal_and_count_matches_for_random_configs(seed):
 def test_forced_moves_are_the_wins_else_the_blocks_else_everything():
     rules = GomokuRules(8, 5)
     forced = PruningConfig(forced=True)
-    assert forced.enabled and forced.params()[-1] == 1
+    assert forced.enabled and forced.params()[P_FORCED] == 1
     # black to move has a four (row 2) and white has one too (row 5): only black's wins
     both = board_from_rows(["........", "........", "XXXX....", "........", "........", "OOOO....",
                             "........", "........"])
@@ -591,3 +592,14 @@ def test_forced_moves_combine_with_a_window():
         board[r * 15 + c] = WHITE
     mask = candidates(rules, board, WHITE, PruningConfig(window=4, forced=True))
     assert set(np.flatnonzero(mask)) == {0 * 15 + 4}
+
+
+def test_root_proof_auto_proves_5_plies_on_small_freestyle_boards_only():
+    auto = PruningConfig(forced="auto", root_proof="auto")
+    assert GomokuRules(6, 4).search_game(auto).pruning.root_proof == 5
+    assert GomokuRules(8, 5).search_game(auto).pruning.root_proof == 0
+    assert GomokuRules(6, 5, "standard").search_game(auto).pruning == PruningConfig()
+    with pytest.raises(PruningConfigError, match=r"pruning.root_proof=4 must be 0 \(off\), 1, 3, 5 or 7"):
+        PruningConfig(root_proof=4)
+    with pytest.raises(PruningConfigError, match="pruning.vcf_fours=0 must be an integer >= 1"):
+        PruningConfig(vcf=True, vcf_fours=0)

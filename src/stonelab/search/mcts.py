@@ -299,7 +299,8 @@ class BatchedMCTS:
         sims_done = np.zeros(self.num_games, dtype=np.int64)
         sims_target = np.where(active, playouts + root_fresh, 0).astype(np.int64)
         noise_pending = active & np.broadcast_to(np.asarray(add_noise, dtype=bool), active.shape)
-        noise_left = self._apply_noise(noise_pending)
+        restrict_pending = self._root_restrictions(active)
+        noise_left = self._prepare_roots(restrict_pending, noise_pending)
         b = self._select(sims_done, sims_target)
         while True:
             if b > 0:
@@ -314,7 +315,7 @@ class BatchedMCTS:
                     self._on_workers(T.expand_games, tree, spec, self._batches[self._current],
                                      priors, values, sims_done, self._scratch)
             if noise_left:
-                noise_left = self._apply_noise(noise_pending)
+                noise_left = self._prepare_roots(restrict_pending, noise_pending)
             if deadline is not None and time.monotonic() >= deadline:
                 break
             if not (sims_done < sims_target).any():
@@ -398,6 +399,30 @@ class BatchedMCTS:
         """Fraction of legal moves that pruning removed at expansion so far."""
         _, candidates, legal = self.candidate_stats
         return float(1.0 - candidates / legal) if legal else float("nan")
+
+    def _root_restrictions(self, active: np.ndarray) -> np.ndarray:
+        """Ask the game which moves each active root may keep (`SearchGame.root_moves`, optional:
+        a proof at the root, where the game has one); the games with a restriction to apply."""
+        pending = np.zeros(self.num_games, dtype=bool)
+        self._root_allowed: dict[int, np.ndarray] = {}
+        root_moves = getattr(self.game, "root_moves", None)
+        if root_moves is None:
+            return pending
+        for g in np.flatnonzero(active):
+            allowed = root_moves(self.roots, int(g))
+            if allowed is not None:
+                self._root_allowed[int(g)] = allowed
+                pending[g] = True
+        return pending
+
+    def _prepare_roots(self, restrict: np.ndarray, noise: np.ndarray) -> bool:
+        """Each pending root, once expanded: its moves restricted, then its noise; returns whether
+        any root still waits for its expansion."""
+        for g in np.flatnonzero(restrict):
+            if self.tree.num_children[g, self.tree.root[g]] >= 0:
+                T.restrict_root(self.tree, g, self._root_allowed[int(g)])
+                restrict[g] = False
+        return self._apply_noise(noise) or bool(restrict.any())
 
     def _apply_noise(self, pending: np.ndarray) -> bool:
         """Noise each pending root once it has been expanded; returns whether any is left."""

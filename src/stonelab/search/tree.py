@@ -271,6 +271,36 @@ def soften_root_priors(tree, g, temperature):
 
 
 @njit(cache=True, nogil=True)
+def restrict_root(tree, g, allowed):
+    """Keep only the root edges whose move is ``allowed`` (bool ``[A]``), in their order, priors
+    renormalised over them; returns how many are kept. Nothing changes when none would be.
+    Subtrees under dropped edges stay in the arrays, unreachable, until the next `compact`."""
+    root = tree.root[g]
+    start = tree.first_edge[g, root]
+    count = tree.num_children[g, root]
+    kept = 0
+    total = 0.0
+    for e in range(start, start + max(count, 0)):
+        if allowed[tree.move[g, e]]:
+            kept += 1
+            total += tree.prior[g, e]
+    if kept == 0 or kept == count:
+        return count
+    dst = start
+    for e in range(start, start + count):
+        if allowed[tree.move[g, e]]:
+            tree.move[g, dst] = tree.move[g, e]
+            tree.visits[g, dst] = tree.visits[g, e]
+            tree.child[g, dst] = tree.child[g, e]
+            tree.vloss[g, dst] = tree.vloss[g, e]
+            tree.prior[g, dst] = tree.prior[g, e] / total if total > 0.0 else 1.0 / kept
+            tree.value_sum[g, dst] = tree.value_sum[g, e]
+            dst += 1
+    tree.num_children[g, root] = kept
+    return kept
+
+
+@njit(cache=True, nogil=True)
 def root_visits(tree, g, out):
     """``out[a]`` = visits of root move ``a`` (0 for moves not in the tree)."""
     out[:] = 0.0

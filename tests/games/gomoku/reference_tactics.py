@@ -25,7 +25,7 @@ def _full(board):
     return True
 
 
-# The proof search is unrolled by depth (1, 3, 5 plies) rather than recursive: numba's
+# The proof search is unrolled by depth (1, 3, 5, 7 plies) rather than recursive: numba's
 # on-disk cache does not hold mutually recursive functions (a cached copy crashed here).
 
 @njit
@@ -74,6 +74,54 @@ def _replies_all_lose_3(board, n, k, colour):
         if not holds:
             return False
     return True
+
+
+@njit
+def wins_within_5(board, n, k, colour):
+    """Whether ``colour``, to move, makes k in a row by force within 5 plies."""
+    if _has_win(board, n, k, colour):
+        return True
+    for a in range(board.shape[0]):
+        if board[a] != EMPTY:
+            continue
+        board[a] = colour
+        won = _replies_all_lose_3(board, n, k, colour)
+        board[a] = EMPTY
+        if won:
+            return True
+    return False
+
+
+@njit
+def _replies_all_lose_5(board, n, k, colour):
+    """After ``colour``'s move: does it win within 5 more plies whatever the opponent replies?"""
+    if _has_win(board, n, k, -colour) or _full(board):
+        return False
+    for r in range(board.shape[0]):
+        if board[r] != EMPTY:
+            continue
+        board[r] = -colour
+        holds = wins_within_5(board, n, k, colour)
+        board[r] = EMPTY
+        if not holds:
+            return False
+    return True
+
+
+@njit
+def wins_within_7(board, n, k, colour):
+    """Whether ``colour``, to move, makes k in a row by force within 7 plies."""
+    if _has_win(board, n, k, colour):
+        return True
+    for a in range(board.shape[0]):
+        if board[a] != EMPTY:
+            continue
+        board[a] = colour
+        won = _replies_all_lose_5(board, n, k, colour)
+        board[a] = EMPTY
+        if won:
+            return True
+    return False
 
 
 @njit

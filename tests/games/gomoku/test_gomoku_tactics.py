@@ -135,3 +135,84 @@ def test_the_15x15_suite_generates_every_kind():
     """At 225 points the proof search still finishes (it did not, full width, in 15 minutes)."""
     suite = generate(GomokuRules(15, 5), per_kind=3, seed=0)
     assert sorted({t.kind for t in suite}) == sorted(KINDS) and len(suite) == 15
+
+
+def test_seven_ply_proofs_agree_with_the_full_width_search_late_in_random_games():
+    """`wins_within(..., 7)` skips replies by the same facts as 3 and 5; full width at 7 plies
+    is affordable only with few empty points, so the positions are late ones."""
+    import reference_tactics as full
+
+    from stonelab.games.gomoku.tactics import wins_within
+
+    n, k = 5, 4
+    rng = np.random.default_rng(11)
+    positives = negatives = 0
+    for _ in range(120):
+        board = _random_game_position(rng, n, k, int(rng.integers(11, 17)))
+        for colour in (BLACK, WHITE):
+            expected = full.wins_within_7(board.copy(), n, k, colour)
+            assert wins_within(board.copy(), n, k, colour, 7) == expected
+            positives += expected and not full.wins_within_5(board.copy(), n, k, colour)
+            negatives += not expected
+    assert positives >= 2 and negatives >= 5  # wins that need all 7 plies, and positions without
+
+
+@pytest.mark.parametrize("plies", [3, 5])
+def test_proven_moves_are_the_wins_else_the_moves_that_survive_the_proof(plies):
+    import reference_tactics as full
+
+    from stonelab.games.gomoku.tactics import proven_moves
+
+    n, k = 6, 4
+    rng = np.random.default_rng(plies)
+    kinds = set()
+    for _ in range(60):
+        board = _random_game_position(rng, n, k, int(rng.integers(4, 20)))
+        colour = BLACK if np.count_nonzero(board) % 2 == 0 else WHITE
+        out = np.zeros(n * n, dtype=np.bool_)
+        count, wins = proven_moves(board.copy(), n, k, colour, plies, out)
+        moves = np.empty(n * n, dtype=np.int64)
+        winners = moves[:full.forcing_moves(board.copy(), n, k, colour, plies, moves)].tolist()
+        empty = np.flatnonzero(board == 0).tolist()
+        proofs = {1: full._has_win, 3: full.wins_within_3, 5: full.wins_within_5}
+        safe = []
+        for depth in range(plies, 0, -2):  # the loss put off as long as the proof sees
+            for a in empty:
+                board[a] = colour
+                if not proofs[depth](board, n, k, -colour):
+                    safe.append(a)
+                board[a] = 0
+            if safe:
+                break
+        expected = winners or safe or empty
+        assert wins == bool(winners) and np.flatnonzero(out).tolist() == expected and count == len(expected)
+        kinds.add("win" if winners else ("all" if len(expected) == len(empty) else "safe"))
+    assert kinds == {"win", "safe", "all"}
+
+
+def test_when_every_move_loses_the_proof_keeps_the_moves_that_lose_latest():
+    from stonelab.games.gomoku.tactics import proven_moves, wins_within
+
+    # a stop_three position where every move loses within 5 plies: the proof keeps the moves
+    # that survive 3 plies, which are the suite's answers
+    for t in generate(RULES_6, per_kind=12, seed=5):
+        if t.kind != "stop_three":
+            continue
+        out = np.zeros(36, dtype=np.bool_)
+        count, wins = proven_moves(t.board.copy(), 6, 4, t.to_play, 5, out)
+        if all(_loses_within(t.board, t.to_play, a, 5) for a in np.flatnonzero(t.board == 0)):
+            assert not wins and tuple(np.flatnonzero(out)) == t.answers and count == len(t.answers)
+            assert wins_within(t.board.copy(), 6, 4, -t.to_play, 5)
+            return
+    pytest.fail("no stop_three position of seed 5 loses within 5 plies whatever the mover plays")
+
+
+RULES_6 = GomokuRules(6, 4)
+
+
+def _loses_within(board, colour, a, plies):
+    from stonelab.games.gomoku.tactics import wins_within
+
+    board = board.copy()
+    board[a] = colour
+    return wins_within(board, 6, 4, -colour, plies)

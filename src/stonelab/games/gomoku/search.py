@@ -27,6 +27,7 @@ from numba import njit
 from stonelab.errors import ConfigError
 from stonelab.games.gomoku import candidates as C
 from stonelab.games.gomoku import renju
+from stonelab.games.gomoku.tactics import proven_moves
 from stonelab.games.gomoku.rules import (
     BLACK,
     DRAW,
@@ -230,7 +231,7 @@ class GomokuSearch:
 
     def __init__(self, rules: GomokuRules, pruning: C.PruningConfig | None = None):
         self.rules = rules
-        self.pruning = (pruning or C.PruningConfig()).for_rule(rules.rule == FREESTYLE)
+        self.pruning = (pruning or C.PruningConfig()).for_rule(rules.rule == FREESTYLE).for_board(rules.n)
         self.pruning.validate_for_board(rules.n)
         if rules.rule != FREESTYLE and self.pruning.enabled:
             # The restriction's threats and forced wins are freestyle's (k or more in a row).
@@ -262,6 +263,17 @@ class GomokuSearch:
                 and renju.forbidden(positions.board[i], self.rules.n, move, 0)):
             return f"point {move} is forbidden to black (renju: an overline, a double four or a double three)"
         return None
+
+    def root_moves(self, positions: GomokuPosition, i: int) -> np.ndarray | None:
+        """The moves the root of position ``i`` may keep (`BatchedMCTS`): those the exact proof
+        search of ``pruning.root_proof`` plies allows, or None when it is off or allows them all."""
+        plies = self.pruning.root_proof
+        if plies == 0 or self.rules.rule != FREESTYLE:
+            return None
+        allowed = np.zeros(self.num_actions, dtype=np.bool_)
+        count, _ = proven_moves(positions.board[i].copy(), self.rules.n, self.rules.k,
+                                int(positions.info[i, TO_PLAY]), plies, allowed)
+        return None if count == np.count_nonzero(positions.board[i] == EMPTY) else allowed
 
     def position(self, board: np.ndarray, to_play: int, last_move: int) -> GomokuPosition:
         """One search position from a board, the colour to move and the last move."""

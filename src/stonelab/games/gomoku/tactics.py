@@ -174,7 +174,7 @@ def _replies_all_lose_3(board, n, k, colour):
 
 @njit(cache=True, nogil=True)
 def forcing_moves(board, n, k, colour, plies, out):
-    """Moves of ``colour`` after which it wins by force within ``plies`` (1, 3 or 5) plies
+    """Moves of ``colour`` after which it wins by force within ``plies`` (1, 3, 5 or 7) plies
     counted from this move (1: wins at once); into ``out``, returns how many."""
     count = 0
     for a in range(board.shape[0]):
@@ -183,12 +183,122 @@ def forcing_moves(board, n, k, colour, plies, out):
         ok = would_win(board, n, k, a, colour)
         if not ok and plies >= 3:
             board[a] = colour
-            ok = _replies_all_lose_1(board, n, k, colour) if plies == 3 else _replies_all_lose_3(board, n, k, colour)
+            if plies == 3:
+                ok = _replies_all_lose_1(board, n, k, colour)
+            elif plies == 5:
+                ok = _replies_all_lose_3(board, n, k, colour)
+            else:
+                ok = _replies_all_lose_5(board, n, k, colour)
             board[a] = EMPTY
         if ok:
             out[count] = a
             count += 1
     return count
+
+
+@njit(cache=True, nogil=True)
+def wins_within_5(board, n, k, colour):
+    """Whether ``colour``, to move, makes k in a row by force within 5 plies."""
+    if _has_win(board, n, k, colour):
+        return True
+    for a in range(board.shape[0]):
+        if board[a] != EMPTY:
+            continue
+        board[a] = colour
+        won = _replies_all_lose_3(board, n, k, colour)
+        board[a] = EMPTY
+        if won:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _replies_all_lose_5(board, n, k, colour):
+    """After ``colour``'s move: does it win within 5 more plies whatever the opponent replies?
+    (`_replies_all_lose_3` one level deeper, by the same facts.)"""
+    if _has_win(board, n, k, -colour) or _full(board):
+        return False
+    fours = np.empty(2, dtype=np.int64)
+    count = _first_wins(board, n, k, colour, 2, fours)
+    if count == 2:
+        return True
+    if count == 1:
+        board[fours[0]] = -colour
+        holds = wins_within_5(board, n, k, colour)
+        board[fours[0]] = EMPTY
+        return holds
+    if not wins_within_5(board, n, k, colour):
+        return False
+    for r in range(board.shape[0]):
+        if board[r] != EMPTY:
+            continue
+        board[r] = -colour
+        holds = wins_within_5(board, n, k, colour)
+        board[r] = EMPTY
+        if not holds:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def wins_within(board, n, k, colour, plies):
+    """Whether ``colour``, to move, makes k in a row by force within ``plies`` (1, 3, 5 or 7) plies."""
+    if plies <= 1:
+        return _has_win(board, n, k, colour)
+    if plies <= 3:
+        return wins_within_3(board, n, k, colour)
+    if plies <= 5:
+        return wins_within_5(board, n, k, colour)
+    if _has_win(board, n, k, colour):
+        return True
+    for a in range(board.shape[0]):
+        if board[a] != EMPTY:
+            continue
+        board[a] = colour
+        won = _replies_all_lose_5(board, n, k, colour)
+        board[a] = EMPTY
+        if won:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def proven_moves(board, n, k, colour, plies, out):
+    """The moves an exact proof search of ``plies`` (1, 3, 5 or 7) plies allows ``colour`` (to move),
+    marked in ``out``; returns (how many, whether they win).
+
+    The moves that win by force within ``plies`` when there are some; else the moves after which
+    the opponent has no forced win within ``plies`` of its own, when some but not all moves are
+    such; when every move loses so, the same with ``plies - 2``, and so on down to 1 (the loss
+    put off as long as the proof sees); else every legal move.
+    """
+    legal = 0
+    for a in range(board.shape[0]):
+        out[a] = False
+        legal += board[a] == EMPTY
+    winners = np.empty(board.shape[0], dtype=np.int64)
+    won = forcing_moves(board, n, k, colour, plies, winners)
+    if won > 0:
+        for i in range(won):
+            out[winners[i]] = True
+        return won, True
+    for depth in range(plies, 0, -2):
+        # with colour passing, the weakest move: no forced win then means none after any move
+        if not wins_within(board, n, k, -colour, depth):
+            break
+        count = 0
+        for a in range(board.shape[0]):
+            if board[a] != EMPTY:
+                continue
+            board[a] = colour
+            out[a] = not wins_within(board, n, k, -colour, depth)
+            board[a] = EMPTY
+            count += out[a]
+        if count > 0:
+            return count, False
+    for a in range(board.shape[0]):
+        out[a] = board[a] == EMPTY
+    return legal, False
 
 
 @njit(cache=True, nogil=True)

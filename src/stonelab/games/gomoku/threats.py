@@ -1,0 +1,282 @@
+"""Threat-space search for freestyle Gomoku: victory by continuous fours (VCF).
+
+A *four* is a move after which its player has a point that would make k in a row (for
+k = 5 the usual four; for k = 4 three in a row with the point free). The opponent must
+fill that point at once or lose, so a four buys its player a move without giving the
+opponent one. A VCF is a sequence of fours, each answered by the forced fill, that ends
+in a move with two such points (the opponent can fill one) or in k in a row. Rapfi and
+KataGomo search VCFs before and inside their trees; here it serves the candidate set
+(`stonelab.games.gomoku.candidates`, ``pruning.vcf``): a node whose mover has a VCF
+expands only the moves that start one, and a node whose opponent has one expands only the
+moves after which it has none (when there are such moves).
+
+The search is exact for what it looks at, by three facts of freestyle rules: a player's
+stones never make a line for the other, so the answer to a four with one point is that
+point and nothing else (any other move loses at once, the opponent having no point of
+its own: it would have been the attacker's duty to fill it first); a new stone makes new
+winning points only on the four lines through it; and a VCF that the opponent's extra
+stones do not stop is one the opponent cannot stop by playing elsewhere, so "the opponent
+has no VCF if the mover passed" means no move of the mover's gives it one.
+
+It is bounded, not exhaustive: ``max_fours`` fours per line of attack and ``budget``
+fours played in all by one call (of `vcf_moves`, `vcf_defences`). A search cut by either
+answers "no VCF found", never a wrong "yes"; a defence may then be one that the cut search
+missed the refutation of.
+Written without recursion: numba's on-disk cache does not hold recursive functions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from stonelab.games.gomoku.rules import DIRECTIONS, EMPTY, would_win
+
+NOT_FOUND = -1
+
+
+@njit(cache=True, nogil=True)
+def _winning_points(board, n, k, colour, out):
+    """Up to two empty points where ``colour`` makes k in a row, into ``out``; returns how many."""
+    count = 0
+    for a in range(board.shape[0]):
+        if board[a] == EMPTY and would_win(board, n, k, a, colour):
+            out[count] = a
+            count += 1
+            if count == 2:
+                break
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _completions(board, n, k, a, colour, out):
+    """Up to two points that would make k in a row for ``colour`` with ``colour`` on ``a``,
+    among the points of the k-long windows through ``a``; into ``out``, returns how many.
+
+    ``a`` counts as ``colour`` whether it is empty (a four ``colour`` could play) or
+    already ``colour``'s. A window counts when it holds no stone of the other colour and
+    k - 2 of ``colour``'s besides ``a``: its one other empty point completes it. When
+    ``colour`` had no winning point before ``a``, these are all of its winning points after
+    it (a new one lies on a window through ``a``).
+    """
+    r0 = a // n
+    c0 = a % n
+    count = 0
+    for d in range(4):
+        dr = DIRECTIONS[d, 0]
+        dc = DIRECTIONS[d, 1]
+        for s in range(-(k - 1), 1):
+            rs = r0 + s * dr
+            cs = c0 + s * dc
+            re = rs + (k - 1) * dr
+            ce = cs + (k - 1) * dc
+            if rs < 0 or rs >= n or cs < 0 or cs >= n or re < 0 or re >= n or ce < 0 or ce >= n:
+                continue
+            own = 0
+            gap = -1
+            blocked = False
+            for t in range(k):
+                p = (rs + t * dr) * n + cs + t * dc
+                v = board[p]
+                if p == a:
+                    continue
+                if v == colour:
+                    own += 1
+                elif v == EMPTY:
+                    gap = p
+                else:
+                    blocked = True
+                    break
+            if blocked or own != k - 2 or gap < 0 or (count == 1 and out[0] == gap):
+                continue
+            out[count] = gap
+            count += 1
+            if count == 2:
+                return count
+    return count
+
+
+@njit(cache=True, nogil=True)
+def vcf(board, n, k, colour, max_fours, budget):
+    """A move that starts a VCF for ``colour`` (to move), or `NOT_FOUND`.
+
+    A point where ``colour`` makes k in a row at once counts (a VCF of no fours). ``board``
+    (int8 ``[n * n]``) is written during the search and restored before returning.
+    """
+    line = np.empty(2 * max(max_fours, 1) + 3, dtype=np.int64)
+    spent = np.zeros(1, dtype=np.int64)
+    return line[0] if vcf_line(board, n, k, colour, max_fours, budget, line, spent) > 0 else NOT_FOUND
+
+
+@njit(cache=True, nogil=True)
+def vcf_line(board, n, k, colour, max_fours, budget, line, spent):
+    """Search a VCF for ``colour`` (to move); returns how many points of ``line`` it wrote, 0
+    when none was found.
+
+    ``line`` (int64, at least ``2 * max_fours + 3`` long) receives the VCF's points in order:
+    each four and the opponent's fill of it, then the last move and the two points it leaves
+    (the opponent fills one); just the point when ``colour`` makes k at once. ``spent[0]``
+    counts the fours played; none is played once it reaches ``budget`` (callers share it
+    between searches to bound their total work).
+    """
+    points = np.empty(2, dtype=np.int64)
+    if _winning_points(board, n, k, colour, points) > 0:
+        line[0] = points[0]
+        return 1
+    depth_max = max(max_fours, 1)
+    attack = np.full(depth_max, -1, dtype=np.int64)   # the four played at each level
+    reply = np.full(depth_max, -1, dtype=np.int64)    # the opponent's forced fill
+    forced = np.full(depth_max, -1, dtype=np.int64)   # the point the attacker must fill, or -1
+    nxt = np.zeros(depth_max, dtype=np.int64)         # next point to try at each level
+    found = NOT_FOUND
+    level = 0
+    opened = True
+    while level >= 0:
+        if opened:  # a new level: what the opponent's last fill left
+            opened = False
+            nxt[level] = 0
+            forced[level] = -1
+            # the opponent's winning points: at the root any, later only through its last fill
+            if level == 0:
+                opp = _winning_points(board, n, k, -colour, points)
+            else:
+                opp = _completions(board, n, k, reply[level - 1], -colour, points)
+            if opp >= 2:
+                nxt[level] = board.shape[0]  # two points to fill: this line of attack fails
+            elif opp == 1:
+                forced[level] = points[0]
+        a = nxt[level]
+        advanced = False
+        while a < board.shape[0]:
+            if board[a] != EMPTY or (forced[level] >= 0 and a != forced[level]):
+                a += 1
+                continue
+            nxt[level] = a + 1
+            wins = _completions(board, n, k, a, colour, points)
+            if wins >= 2:  # the opponent fills one, the other makes k
+                found = a
+                break
+            if wins == 1 and level + 1 < max_fours and spent[0] < budget:
+                board[a] = colour
+                spent[0] += 1
+                attack[level] = a
+                reply[level] = points[0]
+                board[points[0]] = -colour
+                level += 1
+                opened = True
+                advanced = True
+                break
+            a += 1
+        if found != NOT_FOUND:
+            break
+        if advanced:
+            continue
+        level -= 1  # every four here tried: back to the level above and its next four
+        if level >= 0:
+            board[reply[level]] = EMPTY
+            board[attack[level]] = EMPTY
+    if found == NOT_FOUND:
+        return 0
+    for lv in range(level):
+        line[2 * lv] = attack[lv]
+        line[2 * lv + 1] = reply[lv]
+    line[2 * level] = found
+    line[2 * level + 1] = points[0]
+    line[2 * level + 2] = points[1]
+    for lv in range(level - 1, -1, -1):  # undo the line that found the VCF
+        board[reply[lv]] = EMPTY
+        board[attack[lv]] = EMPTY
+    return 2 * level + 3
+
+
+@njit(cache=True, nogil=True)
+def vcf_moves(board, n, k, colour, max_fours, budget, out):
+    """Mark in ``out`` (bool ``[n * n]``) every move that starts a VCF for ``colour`` (to
+    move); returns how many. Each four is followed by its forced fill and a VCF search, all of
+    them within one ``budget`` of fours."""
+    points = np.empty(2, dtype=np.int64)
+    line = np.empty(2 * max(max_fours, 1) + 3, dtype=np.int64)
+    spent = np.zeros(1, dtype=np.int64)
+    for a in range(board.shape[0]):
+        out[a] = False
+    count = 0
+    if _winning_points(board, n, k, -colour, points) >= 2 and not _winning_points(board, n, k, colour, points):
+        return 0
+    for a in range(board.shape[0]):
+        if board[a] != EMPTY:
+            continue
+        if would_win(board, n, k, a, colour):
+            out[a] = True
+            count += 1
+    if count > 0:
+        return count
+    opp = _winning_points(board, n, k, -colour, points)
+    must = points[0] if opp == 1 else -1
+    for a in range(board.shape[0]):
+        if board[a] != EMPTY or (must >= 0 and a != must):
+            continue
+        wins = _completions(board, n, k, a, colour, points)
+        won = wins >= 2
+        if wins == 1 and max_fours > 1:
+            fill = points[0]
+            board[a] = colour
+            board[fill] = -colour
+            won = vcf_line(board, n, k, colour, max_fours - 1, budget, line, spent) > 0
+            board[fill] = EMPTY
+            board[a] = EMPTY
+        if won:
+            out[a] = True
+            count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _near_a_fill(n, k, x, line, fours):
+    """Whether ``x`` lies within k - 1 points, along a line, of one of the opponent's fills in
+    ``line`` (the odd entries of its first ``2 * fours``)."""
+    r0 = x // n
+    c0 = x % n
+    for i in range(fours):
+        p = line[2 * i + 1]
+        dr = p // n - r0
+        dc = p % n - c0
+        if (dr == 0 or dc == 0 or dr == dc or dr == -dc) and max(abs(dr), abs(dc)) < k:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def vcf_defences(board, n, k, colour, max_fours, budget, out):
+    """Mark in ``out`` the moves of ``colour`` (to move) after which the opponent has no VCF;
+    returns how many. Every empty point when the opponent has none even with ``colour``
+    passing; 0 when no move stops it.
+
+    Only some moves need a search of their own: with the opponent's VCF found (``colour``
+    passing), a move on none of its points, that makes no four for ``colour`` and lies on no
+    line within k - 1 of one of ``colour``'s fills leaves that VCF standing: every four of it
+    still leaves its one point, and ``colour`` never gets a point of its own to answer with.
+    """
+    opponent = -colour
+    line = np.empty(2 * max(max_fours, 1) + 3, dtype=np.int64)
+    other = np.empty(2 * max(max_fours, 1) + 3, dtype=np.int64)
+    spent = np.zeros(1, dtype=np.int64)
+    length = vcf_line(board, n, k, opponent, max_fours, budget, line, spent)
+    fours = (length - 3) // 2 if length >= 3 else 0
+    points = np.empty(2, dtype=np.int64)
+    count = 0
+    for a in range(board.shape[0]):
+        out[a] = board[a] == EMPTY
+        if not out[a] or length == 0 or would_win(board, n, k, a, colour):
+            count += out[a]
+            continue  # nothing to stop, or a move that makes k ends the game first
+        on_line = False
+        for i in range(length):
+            on_line = on_line or line[i] == a
+        if not on_line and _completions(board, n, k, a, colour, points) == 0 and not _near_a_fill(n, k, a, line, fours):
+            out[a] = False
+            continue
+        board[a] = colour
+        out[a] = vcf_line(board, n, k, opponent, max_fours, budget, other, spent) == 0
+        board[a] = EMPTY
+        count += out[a]
+    return count

@@ -1,0 +1,157 @@
+"""Victory by continuous fours: the numba search against a recursive search written from the
+definition, and its use in the candidate set."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stonelab.games.gomoku.candidates import PruningConfig, candidates
+from stonelab.games.gomoku.rules import BLACK, WHITE, GomokuRules, board_from_rows, would_win
+from stonelab.games.gomoku.threats import NOT_FOUND, vcf, vcf_defences, vcf_moves
+
+BIG = 1_000_000
+
+
+def _wins(board, n, k, colour):
+    return [a for a in range(n * n) if board[a] == 0 and would_win(board, n, k, a, colour)]
+
+
+def vcf_reference(board, n, k, colour, fours):
+    """Whether ``colour`` (to move) wins by at most ``fours`` fours, each answered by its fill."""
+    if _wins(board, n, k, colour):
+        return True
+    threats = _wins(board, n, k, -colour)
+    if len(threats) >= 2:
+        return False
+    for a in threats or [a for a in range(n * n) if board[a] == 0]:
+        board[a] = colour
+        mine = _wins(board, n, k, colour)
+        won = len(mine) >= 2
+        if len(mine) == 1 and fours > 1:
+            board[mine[0]] = -colour
+            won = vcf_reference(board, n, k, colour, fours - 1)
+            board[mine[0]] = 0
+        board[a] = 0
+        if won:
+            return True
+    return False
+
+
+def random_positions(n, k, count, seed):
+    """Positions from random games, none over yet, the player to move after them."""
+    rng = np.random.default_rng(seed)
+    found = []
+    while len(found) < count:
+        board = np.zeros(n * n, dtype=np.int8)
+        colour = BLACK
+        for _ in range(int(rng.integers(4, n * n // 2))):
+            a = int(rng.choice(np.flatnonzero(board == 0)))
+            if would_win(board, n, k, a, colour):
+                break
+            board[a] = colour
+            colour = -colour
+        else:
+            found.append((board, colour))
+    return found
+
+
+@pytest.mark.parametrize("n,k,fours", [(6, 4, 4), (8, 5, 3), (9, 5, 4)])
+def test_vcf_agrees_with_the_definition_on_random_positions(n, k, fours):
+    positions = random_positions(n, k, 150, seed=n * 10 + k)
+    found = 0
+    for board, colour in positions:
+        before = board.copy()
+        move = vcf(board, n, k, colour, fours, BIG)
+        assert np.array_equal(board, before), "the search must leave the board as it found it"
+        assert (move != NOT_FOUND) == vcf_reference(board, n, k, colour, fours)
+        out = np.zeros(n * n, dtype=np.bool_)
+        count = vcf_moves(board, n, k, colour, fours, BIG, out)
+        assert np.array_equal(board, before)
+        for a in range(n * n):  # every first move it lists starts a VCF, and only those
+            starts = board[a] == 0 and _starts_vcf(board, n, k, colour, a, fours)
+            assert out[a] == starts, (board.reshape(n, n), colour, a)
+        assert count == out.sum()
+        found += move != NOT_FOUND
+    assert 10 <= found < len(positions)  # the sample holds both answers
+
+
+def _starts_vcf(board, n, k, colour, a, fours):
+    if _wins(board, n, k, colour):
+        return would_win(board, n, k, a, colour)
+    threats = _wins(board, n, k, -colour)
+    if len(threats) >= 2 or (threats and a != threats[0]):
+        return False
+    board[a] = colour
+    mine = _wins(board, n, k, colour)
+    won = len(mine) >= 2
+    if len(mine) == 1 and fours > 1:
+        board[mine[0]] = -colour
+        won = vcf_reference(board, n, k, colour, fours - 1)
+        board[mine[0]] = 0
+    board[a] = 0
+    return won
+
+
+def test_a_four_three_is_found_and_its_defences_are_the_points_that_break_it():
+    # black: a column of three (rows 3-5, col 4) and two in row 2 (cols 2-3); (2,4) is an open four
+    rows = ["..........", "..........", "..XX......", "....X.....", "....X.....", "....X.....",
+            "..........", "..........", "..........", ".........."]
+    board = board_from_rows(rows)
+    n = 10
+    assert vcf(board, n, 5, BLACK, 10, BIG) != NOT_FOUND
+    out = np.zeros(n * n, dtype=np.bool_)
+    vcf_moves(board, n, 5, BLACK, 10, BIG, out)
+    assert set(np.flatnonzero(out)) == {2 * n + 4, 6 * n + 4, 7 * n + 4}
+    # white's only move that leaves black no VCF: the point that is both the column's end and the row's
+    assert vcf_defences(board, n, 5, WHITE, 10, BIG, out) == 1 and np.flatnonzero(out).tolist() == [2 * n + 4]
+
+
+def test_no_threat_leaves_every_move_a_defence():
+    board = board_from_rows(["......", "......", "..X...", "...O..", "......", "......"])
+    out = np.zeros(36, dtype=np.bool_)
+    assert vcf_defences(board, 6, 4, BLACK, 8, BIG, out) == 34 and out.sum() == 34
+
+
+def test_a_cut_search_says_not_found_rather_than_guessing():
+    # the VCF above needs three fours (a broken four, then the column, then the row)
+    rows = ["..........", "..........", "..XX......", "....X.....", "....X.....", "....X.....",
+            "..........", "..........", "..........", ".........."]
+    board = board_from_rows(rows)
+    board[2 * 10 + 4] = WHITE  # white took the open-four point: the row and the column are cut
+    board[6 * 10 + 4] = WHITE
+    assert vcf(board, 10, 5, BLACK, 10, BIG) == NOT_FOUND
+    assert vcf(board_from_rows(rows), 10, 5, BLACK, 10, 0) != NOT_FOUND  # an open four in one move needs no budget
+
+
+def test_the_candidate_set_keeps_only_vcf_moves_or_only_defences():
+    rules = GomokuRules(10, 5)
+    rows = ["..........", "..........", "..XX......", "....X.....", "....X.....", "....X.....",
+            "..........", "..........", "..........", ".........."]
+    board = board_from_rows(rows)
+    config = PruningConfig(forced=True, vcf=True)
+    assert set(np.flatnonzero(candidates(rules, board, BLACK, config))) == {24, 64, 74}
+    assert np.flatnonzero(candidates(rules, board, WHITE, config)).tolist() == [24]
+    assert candidates(rules, board, WHITE, PruningConfig(forced=True)).sum() == 95
+
+
+@pytest.mark.parametrize("n,k,fours", [(6, 4, 4), (9, 5, 4)])
+def test_defences_are_the_moves_after_which_no_vcf_is_left(n, k, fours):
+    checked = 0
+    for board, colour in random_positions(n, k, 120, seed=n * 7 + k):
+        if vcf(board, n, k, -colour, fours, BIG) == NOT_FOUND:
+            continue  # nothing to defend: every move is a defence (tested above)
+        out = np.zeros(n * n, dtype=np.bool_)
+        count = vcf_defences(board, n, k, colour, fours, BIG, out)
+        for a in range(n * n):
+            expected = False
+            if board[a] == 0:
+                expected = would_win(board, n, k, a, colour)
+                if not expected:
+                    board[a] = colour
+                    expected = not vcf_reference(board, n, k, -colour, fours)
+                    board[a] = 0
+            assert out[a] == expected, (board.reshape(n, n), colour, a)
+        assert count == out.sum()
+        checked += 1
+    assert checked >= 10
