@@ -5,9 +5,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from stonelab.games.go.rules import GoRules
-from stonelab.models.inference import MovePredictor
+from stonelab.features.maddison import OFFSETS, PLAY_RANK
+from stonelab.games.go.rules import BLACK, WHITE, GoRules
+from stonelab.models.inference import MovePredictor, encode_states
 from stonelab.models.nets.maddison import MaddisonNet
+
+AUX_NET = "go19_resnet3x64_kgs_aux.ckpt"  # the shipped Go net with a score head
 
 
 def predictor(n: int = 9) -> MovePredictor:
@@ -54,3 +57,39 @@ def test_play_moves_never_fills_its_own_eyes_and_passes_instead():
     assert predictor().play_moves([state]).tolist() == [81]          # ... but passes instead
     state.to_play = -1                                               # for white they are suicide
     assert predictor().play_moves([state]).tolist() == [81]
+
+
+def test_both_colours_are_encoded_with_the_play_rank_by_the_predictor_and_the_search():
+    from stonelab.games.go.evaluator import GoNetEvaluator
+    from stonelab.games.go.search import GoSearch
+
+    rules = GoRules(9)
+    net = predictor()
+    search = GoSearch(rules)
+    evaluator = GoNetEvaluator(net, search, value="none")
+    state = rules.new_state()
+    for colour in (BLACK, WHITE):
+        rank_planes = encode_states([state], "maddison")[0][OFFSETS["rank"]:OFFSETS["rank"] + 9]
+        assert rank_planes[PLAY_RANK - 1].all() and rank_planes.sum() == 81, f"to move: {colour}"
+        positions = search.new_positions(1)
+        for field, value in zip(positions, search.position(state), strict=True):
+            field[0] = value
+        # The search's leaves see the planes the predictor sees: one rank for both.
+        torch.testing.assert_close(evaluator.outputs(positions, 1).policy_logits,
+                                   net.outputs([state], ranks=[PLAY_RANK]).policy_logits)
+        state.play(rules.pass_move)
+
+
+def test_the_shipped_score_net_judges_the_same_stones_alike_with_either_side_to_move(repo_root, one_thread):
+    # At rank 0 (a kyu player in its data, who lost by ~25 points) it called whoever was
+    # to move far behind: black's score -32 on the empty board, +11 after black's K10.
+    net = MovePredictor.from_checkpoint(str(repo_root / "models" / AUX_NET))  # 19x19, komi 7.5
+    empty = net.rules.new_state()
+    white_to_move = empty.copy().play(9 * 19 + 9)  # black K10
+    black_to_move = white_to_move.copy().play(net.rules.pass_move)
+    states = [empty, white_to_move, black_to_move]
+    estimates = net.estimates(states)
+    black_scores = [s.to_play * e.score_lead for s, e in zip(states, estimates, strict=True)]
+    assert max(black_scores) - min(black_scores) < 2.0, black_scores
+    for e in estimates:  # the win rate and the score call the same side ahead
+        assert (e.winrate - 0.5) * e.score_lead > 0, e

@@ -262,6 +262,27 @@ def test_perspective_black_flips_white_to_move_values(engine):
     assert perspective_sign("SIDETOMOVE", WHITE) == 1 and perspective_sign("WHITE", WHITE) == 1
 
 
+def test_the_shipped_score_net_reports_one_view_whichever_side_is_to_move(repo_root, one_thread):
+    """The aux net's scoreLead (BLACK) of black K10 and of K10 with a white pass (the same
+    stones, black to move) agree, and 20 points of komi either way make a clear position
+    whose win rate and scoreLead favour the same side. Rank-0 planes made the scoreLead
+    of these two positions 46 points apart."""
+    engine = AnalysisEngine(MovePredictor.from_checkpoint(str(repo_root / "models" / "go19_resnet3x64_kgs_aux.ckpt")),
+                            {"leaves_per_game": 4}, max_visits=16)
+
+    def root(moves, komi):
+        (r,) = results(answers(engine, [query(moves=moves, komi=komi, boardXSize=19, boardYSize=19)]))
+        return r["rootInfo"]
+
+    for komi in (-19.5, 7.5, 19.5):
+        white, black = root([["B", "K10"]], komi), root([["B", "K10"], ["W", "pass"]], komi)
+        assert abs(white["scoreLead"] - black["scoreLead"]) < 5.0, (komi, white, black)
+    for komi, ahead in ((-19.5, 1), (19.5, -1)):  # 1: black ahead
+        for moves in ([], [["B", "K10"]]):
+            r = root(moves, komi)
+            assert ahead * (r["winrate"] - 0.5) > 0 and ahead * r["scoreLead"] > 0, (komi, moves, r)
+
+
 def test_parse_query_turns_players_and_komi():
     turns, warnings = parse_query(json.loads(query(initialStones=[["B", "C7"], ["B", "G3"]], moves=[],
                                                    rules={"ko": "POSITIONAL", "scoring": "AREA"}, komi=0.5)),

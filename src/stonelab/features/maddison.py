@@ -70,6 +70,17 @@ P_LADDER = OFFSETS["ladder_capture"]
 P_RANK = OFFSETS["rank"]
 _TOTAL = NUM_PLANES
 
+# The rank plane an engine sets for the side to move, whichever colour it is (a position
+# has no rank of its own). Not 0: in the KGS archives (a 7d+ player, or two 6d) a rank-0
+# player is a kyu or unranked one facing a high dan, who wins 24% of the games and loses
+# the counted ones by 25 points on average, so a net given rank 0 calls whoever is to
+# move far behind (the aux net: 32 points and a 0.04 win rate on the empty board), and
+# its score and win rate in one colour's view flip sign with every move. 7d is the
+# archives' most common rank (39% of the players); at it the shipped nets judge both
+# colours alike and predict held-out KGS moves better than at rank 0 (top-1 0.449
+# against 0.442 for the 22k net, 0.446 against 0.425 for the aux net).
+PLAY_RANK = 7
+
 
 @njit(cache=True, nogil=True)
 def maddison_scratch(n):

@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from stonelab.features import ENC_MADDISON, ENCODERS
-from stonelab.features.maddison import encode_maddison_into, maddison_scratch
+from stonelab.features.maddison import PLAY_RANK, encode_maddison_into, maddison_scratch
 from stonelab.features.simple4 import encode_simple4_into
 from stonelab.games.go.ownership import own_eyes
 from stonelab.games.go.rules import GoRules, GoState
@@ -29,7 +29,8 @@ from stonelab.models.outputs import GoModelOutput
 def encode_states(states: Sequence[GoState], encoder: str, ranks: Sequence[int] | None = None) -> np.ndarray:
     """Planes uint8 [B, C, n, n] of ``states`` from the side to move's view.
 
-    ranks: the dan rank (1..9, 0 unknown) the maddison net should imitate, per state.
+    ranks: the dan rank (1..9, 0 kyu or unknown) the maddison net should imitate, per
+    state; None: `PLAY_RANK` for each (the net's value and score read the rank too).
     """
     enc = ENCODERS[encoder]
     n = states[0].n
@@ -37,7 +38,7 @@ def encode_states(states: Sequence[GoState], encoder: str, ranks: Sequence[int] 
     scratch = maddison_scratch(n) if enc.encoder_id == ENC_MADDISON else None
     for i, state in enumerate(states):
         if enc.encoder_id == ENC_MADDISON:
-            encode_maddison_into(state.arrays, int(ranks[i]) if ranks is not None else 0, out[i], scratch)
+            encode_maddison_into(state.arrays, int(ranks[i]) if ranks is not None else PLAY_RANK, out[i], scratch)
         else:
             encode_simple4_into(state.arrays, out[i])
     return out

@@ -37,7 +37,7 @@ from numba import njit
 
 from stonelab.errors import ConfigError
 from stonelab.features import ENC_MADDISON, ENCODERS
-from stonelab.features.maddison import encode_maddison_into, maddison_scratch
+from stonelab.features.maddison import PLAY_RANK, encode_maddison_into, maddison_scratch
 from stonelab.features.simple4 import encode_simple4_into
 from stonelab.games.go.rules import I_TO_PLAY
 from stonelab.games.go.search import GoSearch, go_position_at
@@ -51,12 +51,13 @@ PASS_PRIOR = 0.01
 
 
 @njit(cache=True, nogil=True)
-def encode_positions_into(positions, count, encoder_id, out, scratch):
-    """Planes uint8 ``out[:count]`` of the first ``count`` positions of a Go search batch."""
+def encode_positions_into(positions, count, encoder_id, rank, out, scratch):
+    """Planes uint8 ``out[:count]`` of the first ``count`` positions of a Go search batch,
+    the maddison planes with ``rank`` for the side to move."""
     for i in range(count):
         pos = go_position_at(positions, i)
         if encoder_id == ENC_MADDISON:
-            encode_maddison_into(pos, 0, out[i], scratch)
+            encode_maddison_into(pos, rank, out[i], scratch)
         else:
             encode_simple4_into(pos, out[i])
 
@@ -108,7 +109,9 @@ class GoNetEvaluator(PositionEvaluator):
         """The net's `GoModelOutput` for the first ``count`` positions of a search batch."""
         n = self.search.board_shape[0]
         planes = np.zeros((count, self.encoder.num_planes, n, n), dtype=np.uint8)
-        encode_positions_into(positions, count, self.encoder.encoder_id, planes, self.scratch)
+        # The rank is an argument, not a global the kernel reads: numba's cache would keep
+        # a global's old value after it changed in another module.
+        encode_positions_into(positions, count, self.encoder.encoder_id, PLAY_RANK, planes, self.scratch)
         device = self.predictor.device
         to_play = torch.from_numpy(positions.info[:count, I_TO_PLAY].astype(np.int64)).to(device)
         self.forward_calls += 1
