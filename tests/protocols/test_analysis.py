@@ -88,6 +88,17 @@ def test_one_response_per_turn_with_katago_fields(engine):
     assert out[1]["policy"][e5] == -1 and out[2]["policy"][e5] == -1  # occupied: illegal
 
 
+def test_root_info_gives_the_search_score_and_the_raw_one_beside_it(engine):
+    """scoreLead is the searched moves' score weighted by their visits (as GTP's rootInfo);
+    rawLead is the root's own estimate, in the same view."""
+    for r in results(answers(engine, [query(analyzeTurns=[1, 2], maxVisits=24)])):
+        root, moves = r["rootInfo"], [m for m in r["moveInfos"] if m["visits"] > 0]
+        weighted = sum(m["visits"] * m["scoreLead"] for m in moves) / sum(m["visits"] for m in moves)
+        assert root["scoreLead"] == pytest.approx(weighted, abs=1e-3)
+        assert isinstance(root["rawLead"], float)
+        assert "rawWinrate" not in root or 0 <= root["rawWinrate"] <= 1
+
+
 def test_default_turn_is_the_last_and_moves_may_be_empty(engine):
     out = results(answers(engine, [query(), query("empty", moves=[])]))
     assert [(r["id"], r["turnNumber"]) for r in out] == [("q", 2), ("empty", 0)]

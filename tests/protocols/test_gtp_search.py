@@ -368,6 +368,30 @@ def test_kata_analyze_reports_scores_root_info_and_ownership_as_katago(predictor
     assert int(root["visits"]) > 0 and root["scoreLead"] == "-0.5" and root["currentPlayer"] == "W"
 
 
+def corner_counting(states):
+    """A fake net whose score depends on where the stones are: the side to move's stones
+    in the left half count +1 each, its opponent's -2 each (raw root: 0.25 a stone)."""
+    out = []
+    for s in states:
+        left = (s.board.reshape(9, 9)[:, :4] * s.to_play)
+        score = float(left[left > 0].sum() + 2 * left[left < 0].sum()) + 0.25
+        out.append(BoardEstimate(0.6, score, 3.0, None))
+    return out
+
+
+def test_root_info_reports_the_search_score_and_the_raw_one_beside_it(predictor):
+    """rootInfo's scoreLead is the searched moves' score weighted by their visits, as the JSON
+    engine's; rawLead and rawWinrate are the net's own for the root."""
+    eng = engine(predictor, estimates=corner_counting)
+    out = run_lines(eng, ["kata-analyze b 5 rootInfo true minmoves 81", "name"], pause_after=0, pause=0.4)
+    infos, root, _ = parse_kata(analysis_lines(out)[-1])
+    searched = [(int(i["visits"]), float(i["scoreLead"])) for i in infos if int(i["visits"]) > 0]
+    expected = sum(v * lead for v, lead in searched) / sum(v for v, _ in searched)
+    assert float(root["scoreLead"]) == pytest.approx(expected, abs=0.01)
+    assert root["rawLead"] == "0.25" and root["rawWinrate"] == "0.6"
+    assert {lead for _, lead in searched} != {0.25}  # the moves' scores differ from the raw one
+
+
 def test_fields_a_net_does_not_have_are_left_out(predictor):
     eng = engine(predictor, estimates=predictor.estimates)  # maddison_cnn: a policy and nothing else
     out = run_lines(eng, ["kata-analyze 5 ownership true movesOwnership true rootInfo true", "name"],

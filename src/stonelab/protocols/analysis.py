@@ -686,6 +686,7 @@ class AnalysisEngine:
                             "scoreSelfplay": _f(sign * lead), "scoreStdev": _f(root.stdev),
                             "utility": _f(utility(_rate(winrate, sign), sign * lead, self.n)), "visits": visits + 1,
                             "currentPlayer": "B" if state.to_play == BLACK else "W",
+                            **_raw_fields(root, sign),
                             "thisHash": f"{state.hash & (2**64 - 1):016X}"}}
         if turn.ownership and root.ownership is not None:
             out["ownership"] = [_f(sign * v) for v in root.ownership]
@@ -768,6 +769,15 @@ def perspective_sign(perspective: str, to_play: int) -> int:
 
 def _after(state: GoState, move: int) -> GoState:
     return state.copy().play(int(move))
+
+
+def _raw_fields(root: Judgement, sign: int) -> dict:
+    """KataGo's ``rawWinrate`` and ``rawLead``: the net's own judgement of the root, beside
+    the search's (``winrate``, ``scoreLead``), in the response's view."""
+    raw = {"rawLead": _f(sign * root.score)}
+    if root.winrate is not None:
+        raw = {"rawWinrate": _rate(root.winrate, sign), **raw}
+    return raw
 
 
 def _rate(winrate: float, sign: int) -> float:

@@ -51,7 +51,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TextIO
 
 import numpy as np
@@ -406,20 +406,26 @@ class SearchGTPEngine(GTPEngine):
         parts = [kata_info(info, order, self.board_size, children.get(info.move), request.moves_ownership)
                  for order, info in enumerate(infos)]
         if request.root_info:
-            parts.append(self._root_info(colour, root))
+            parts.append(self._root_info(colour, root, searched_lead(infos, children)))
         if request.ownership and root.ownership is not None:
             parts.append("ownership " + numbers(root.ownership))
         return " ".join(parts)
 
-    def _root_info(self, colour: int, root: BoardEstimate) -> str:
-        """KataGo's ``rootInfo``: the search's visits and win rate of the position, the
-        net's score of it."""
+    def _root_info(self, colour: int, root: BoardEstimate, lead: float | None) -> str:
+        """KataGo's ``rootInfo``: the search's visits, win rate and score of the position (the
+        score as the JSON engine's, `searched_lead`), then the net's own as ``rawWinrate`` and
+        ``rawLead``."""
         visits = self.player.root_visit_total if self.player is not None else 0
         winrate = self.player.root_winrate() if self.player is not None else None
         if winrate is None:
             winrate = root.winrate if root.winrate is not None else 0.5
-        fields = {"visits": visits, **value_fields(winrate, root, self.board_size)}
+        searched = root if lead is None else replace(root, score_lead=lead)
+        fields = {"visits": visits, **value_fields(winrate, searched, self.board_size)}
         fields["currentPlayer"] = "B" if colour == 1 else "W"
+        if root.winrate is not None:
+            fields["rawWinrate"] = number(root.winrate)
+        if root.score_lead is not None:
+            fields["rawLead"] = number(root.score_lead)
         return "rootInfo " + " ".join(f"{key} {value}" for key, value in fields.items())
 
     def _estimates(self, state: GoState, moves: list[int], request: AnalyzeRequest):
@@ -580,6 +586,17 @@ def utility(winrate: float, score_lead: float, n: int) -> float:
     ``SCORE_UTILITY``, (2/pi) atan(lead / 2n) of it (a lead of a board's width is worth
     about 60% of it)."""
     return 2.0 * winrate - 1.0 + SCORE_UTILITY * (2.0 / math.pi) * math.atan(score_lead / (2.0 * n))
+
+
+def searched_lead(infos, children: dict) -> float | None:
+    """The search's score of the root, as KataGo reports it and the JSON engine does: the
+    visit-weighted mean of the net's score after each searched move (``children``: the
+    estimates after each move, from the root mover's view); None before any visit or
+    without a score head."""
+    weighted = [(info.visits, children[info.move].score_lead) for info in infos
+                if info.visits > 0 and info.move in children and children[info.move].score_lead is not None]
+    total = sum(visits for visits, _ in weighted)
+    return sum(visits * lead for visits, lead in weighted) / total if total else None
 
 
 def value_fields(winrate: float, estimate: BoardEstimate | None, n: int) -> dict[str, str]:
