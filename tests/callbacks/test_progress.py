@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 
 from stonelab.pipeline import train
 
@@ -16,7 +17,8 @@ def test_one_line_per_round_with_counters_speed_evaluation_and_budget(tmp_path, 
     last = lines[-1]
     assert last.startswith(f"round {result['rounds']} | {result['games_played']} games | ")
     assert "playouts/s" in last and "games/h" in last and " of 10:00" in last
-    assert "eval " in last and "vs pure_mcts_20 (round" in last  # the latest evaluation
+    # the latest evaluation, against pure MCTS at whatever strength the ladder has reached
+    assert re.search(r"\| eval \d\.\d\d \[\d\.\d\d, \d\.\d\d\] vs pure_mcts_\d+ \(round \d+\) \|", last), last
     report = [r.getMessage() for r in caplog.records if r.name == "stonelab.pipeline"]
     assert any(line.startswith("done in ") for line in report)
     assert any(line.startswith("last evaluation (round ") for line in report)
