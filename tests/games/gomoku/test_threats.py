@@ -24,18 +24,22 @@ def vcf_reference(board, n, k, colour, fours):
     threats = _wins(board, n, k, -colour)
     if len(threats) >= 2:
         return False
-    for a in threats or [a for a in range(n * n) if board[a] == 0]:
-        board[a] = colour
-        mine = _wins(board, n, k, colour)
-        won = len(mine) >= 2
-        if len(mine) == 1 and fours > 1:
-            board[mine[0]] = -colour
-            won = vcf_reference(board, n, k, colour, fours - 1)
-            board[mine[0]] = 0
-        board[a] = 0
-        if won:
-            return True
-    return False
+    return any(_four_wins(board, n, k, colour, a, fours) for a in threats or
+               [a for a in range(n * n) if board[a] == 0])
+
+
+def _four_wins(board, n, k, colour, a, fours):
+    """Whether ``colour`` playing ``a`` leaves two winning points, or one whose fill leaves it
+    a VCF of ``fours - 1`` fours."""
+    board[a] = colour
+    mine = _wins(board, n, k, colour)
+    won = len(mine) >= 2
+    if len(mine) == 1 and fours > 1:
+        board[mine[0]] = -colour
+        won = vcf_reference(board, n, k, colour, fours - 1)
+        board[mine[0]] = 0
+    board[a] = 0
+    return won
 
 
 def random_positions(n, k, count, seed):
@@ -82,15 +86,7 @@ def _starts_vcf(board, n, k, colour, a, fours):
     threats = _wins(board, n, k, -colour)
     if len(threats) >= 2 or (threats and a != threats[0]):
         return False
-    board[a] = colour
-    mine = _wins(board, n, k, colour)
-    won = len(mine) >= 2
-    if len(mine) == 1 and fours > 1:
-        board[mine[0]] = -colour
-        won = vcf_reference(board, n, k, colour, fours - 1)
-        board[mine[0]] = 0
-    board[a] = 0
-    return won
+    return _four_wins(board, n, k, colour, a, fours)
 
 
 def test_a_four_three_is_found_and_its_defences_are_the_points_that_break_it():

@@ -66,7 +66,7 @@ def _full(board):
 
 
 @njit(cache=True, nogil=True)
-def _first_wins(board, n, k, colour, limit, out):
+def first_wins(board, n, k, colour, limit, out):
     """Up to ``limit`` winning points of ``colour`` into ``out``; returns how many were found."""
     count = 0
     for a in range(board.shape[0]):
@@ -116,7 +116,7 @@ def _replies_all_lose_1(board, n, k, colour):
     if _has_win(board, n, k, -colour) or _full(board):
         return False  # the opponent wins first (or the board is full: a draw)
     spare = np.empty(2, dtype=np.int64)
-    return _first_wins(board, n, k, colour, 2, spare) == 2
+    return first_wins(board, n, k, colour, 2, spare) == 2
 
 
 @njit(cache=True, nogil=True)
@@ -125,7 +125,7 @@ def wins_within_3(board, n, k, colour):
     if _has_win(board, n, k, colour):
         return True
     threats = np.empty(2, dtype=np.int64)
-    opponent = _first_wins(board, n, k, -colour, 2, threats)
+    opponent = first_wins(board, n, k, -colour, 2, threats)
     if opponent == 2:
         return False  # one move stops at most one of the opponent's fives
     empty = 0
@@ -151,7 +151,7 @@ def _replies_all_lose_3(board, n, k, colour):
     if _has_win(board, n, k, -colour) or _full(board):
         return False
     fours = np.empty(2, dtype=np.int64)
-    count = _first_wins(board, n, k, colour, 2, fours)
+    count = first_wins(board, n, k, colour, 2, fours)
     if count == 2:
         return True  # a reply stops one five
     if count == 1:  # every reply but the block loses at once
@@ -219,7 +219,7 @@ def _replies_all_lose_5(board, n, k, colour):
     if _has_win(board, n, k, -colour) or _full(board):
         return False
     fours = np.empty(2, dtype=np.int64)
-    count = _first_wins(board, n, k, colour, 2, fours)
+    count = first_wins(board, n, k, colour, 2, fours)
     if count == 2:
         return True
     if count == 1:

@@ -31,21 +31,9 @@ import numpy as np
 from numba import njit
 
 from stonelab.games.gomoku.rules import DIRECTIONS, EMPTY, would_win
+from stonelab.games.gomoku.tactics import first_wins
 
 NOT_FOUND = -1
-
-
-@njit(cache=True, nogil=True)
-def _winning_points(board, n, k, colour, out):
-    """Up to two empty points where ``colour`` makes k in a row, into ``out``; returns how many."""
-    count = 0
-    for a in range(board.shape[0]):
-        if board[a] == EMPTY and would_win(board, n, k, a, colour):
-            out[count] = a
-            count += 1
-            if count == 2:
-                break
-    return count
 
 
 @njit(cache=True, nogil=True)
@@ -120,7 +108,7 @@ def vcf_line(board, n, k, colour, max_fours, budget, line, spent):
     between searches to bound their total work).
     """
     points = np.empty(2, dtype=np.int64)
-    if _winning_points(board, n, k, colour, points) > 0:
+    if first_wins(board, n, k, colour, 2, points) > 0:
         line[0] = points[0]
         return 1
     depth_max = max(max_fours, 1)
@@ -138,7 +126,7 @@ def vcf_line(board, n, k, colour, max_fours, budget, line, spent):
             forced[level] = -1
             # the opponent's winning points: at the root any, later only through its last fill
             if level == 0:
-                opp = _winning_points(board, n, k, -colour, points)
+                opp = first_wins(board, n, k, -colour, 2, points)
             else:
                 opp = _completions(board, n, k, reply[level - 1], -colour, points)
             if opp >= 2:
@@ -200,7 +188,7 @@ def vcf_moves(board, n, k, colour, max_fours, budget, out):
     for a in range(board.shape[0]):
         out[a] = False
     count = 0
-    if _winning_points(board, n, k, -colour, points) >= 2 and not _winning_points(board, n, k, colour, points):
+    if first_wins(board, n, k, -colour, 2, points) >= 2 and not first_wins(board, n, k, colour, 2, points):
         return 0
     for a in range(board.shape[0]):
         if board[a] != EMPTY:
@@ -210,7 +198,7 @@ def vcf_moves(board, n, k, colour, max_fours, budget, out):
             count += 1
     if count > 0:
         return count
-    opp = _winning_points(board, n, k, -colour, points)
+    opp = first_wins(board, n, k, -colour, 2, points)
     must = points[0] if opp == 1 else -1
     for a in range(board.shape[0]):
         if board[a] != EMPTY or (must >= 0 and a != must):
