@@ -47,7 +47,8 @@ def test_a_piece_stopped_before_its_test_reports_the_latest_one(tmp_path, compos
     second = json.loads((tmp_path / "out" / "result.json").read_text())
     assert not any(k.startswith("test/") for k in second["metrics"])  # no test in this piece ...
     assert second["held_out"] == first["held_out"]  # ... and the latest one kept
-    assert second["job_seconds"] > first["job_seconds"]
+    # the job clock carries the first piece's time (this piece's own may round away: tenths)
+    assert second["job_seconds"] >= first["job_seconds"] > 0
     lines = [r.getMessage() for r in caplog.records if r.name == "stonelab.pipeline"]
     assert any(line.startswith("held-out games (the latest test, of best-epoch0-step3.ckpt): top1 ") for line in lines)
 
