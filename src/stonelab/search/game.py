@@ -107,6 +107,9 @@ class SearchGame(Protocol):
     def illegal_reason(self, positions, i: int, move: int) -> str | None:
         """Why ``move`` may not be played in position ``i`` (None: it may)."""
 
+    # Optional: ``root_moves(positions, i) -> bool [A] | None``, the moves the root of
+    # position ``i`` may keep (a proof at the root); `BatchedMCTS` asks it once per search.
+
 
 def register_game(spec_class: type, **kernels) -> None:
     """Make the generic kernels call ``kernels[name]`` for games of type ``spec_class``.
