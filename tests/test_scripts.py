@@ -156,3 +156,16 @@ def test_gpu_check_json_marks_a_timed_out_step(repo_root, tmp_path):
     assert steps["train_fp32"]["timed_out"] is True and steps["train_fp32"]["result"] is None
     assert steps["train_fp32"]["error"].startswith("timed out after 60 s")
     assert "no exit status" in steps["mcts_fp32"]["error"]
+
+
+def test_score_swing_measures_the_shipped_score_net_on_a_real_game(repo_root):
+    """scripts/score_swing.py on one KGS game: the line it prints, and a score that does not
+    jump with the side to move (with the rank plane at 0 it jumped ~40 points a move)."""
+    done = subprocess.run(["python", "scripts/score_swing.py", "--games", "1", "--moves", "6", "--visits", "8",
+                           "--games-dir", "data/kgs"], cwd=repo_root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    found = re.search(r"1 games x 7 turns, 8 visits, komi 7.5: median \|dScoreLead\| ([\d.]+)", done.stdout)
+    assert found and float(found.group(1)) < 10, done.stdout
+    missing = subprocess.run(["python", "scripts/score_swing.py", "--games-dir", "no/such/folder"], cwd=repo_root,
+                             capture_output=True, text=True, timeout=300)
+    assert missing.returncode == 2 and missing.stderr.startswith("error: no/such/folder") and "Traceback" not in missing.stderr
