@@ -185,6 +185,7 @@ class BatchedMCTS:
         self.evaluations = 0  # leaves sent to the network, for throughput stats
         self.simulations = 0
         self.search_seconds = 0.0  # wall time inside `search`, evaluations included
+        self._root_allowed: dict[int, np.ndarray] = {}  # game -> root moves kept (`_root_restrictions`)
         for g in range(num_games):
             self.reset(g)
 
@@ -404,7 +405,7 @@ class BatchedMCTS:
         """Ask the game which moves each active root may keep (`SearchGame.root_moves`, optional:
         a proof at the root, where the game has one); the games with a restriction to apply."""
         pending = np.zeros(self.num_games, dtype=bool)
-        self._root_allowed: dict[int, np.ndarray] = {}
+        self._root_allowed.clear()
         root_moves = getattr(self.game, "root_moves", None)
         if root_moves is None:
             return pending
