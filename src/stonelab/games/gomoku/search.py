@@ -27,7 +27,6 @@ from numba import njit
 from stonelab.errors import ConfigError
 from stonelab.games.gomoku import candidates as C
 from stonelab.games.gomoku import renju
-from stonelab.games.gomoku.tactics import proven_moves
 from stonelab.games.gomoku.rules import (
     BLACK,
     DRAW,
@@ -44,6 +43,7 @@ from stonelab.games.gomoku.rules import (
     makes_line,
     outcome_after,
 )
+from stonelab.games.gomoku.tactics import proven_moves
 from stonelab.search import game as search_game
 from stonelab.search.pure_mcts import pure_mcts_search
 
