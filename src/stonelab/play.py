@@ -123,7 +123,7 @@ def analysis_engine(cfg: DictConfig, notice: CompileNotice):
     settings = cfg.get("analysis") or {}
     predictor = go_model_from_checkpoint(cfg.ckpt_path, device=resolve_device(cfg.device), symmetries=cfg.symmetries)
     engine = analysis.analysis_engine(predictor, search, name=cfg.name, version=__version__,
-                                      **{key: settings[key] for key in settings})
+                                      model_path=str(cfg.ckpt_path), **{key: settings[key] for key in settings})
     notice.ready("the search is compiled")
     return engine
 

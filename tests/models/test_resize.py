@@ -94,3 +94,30 @@ def _tiny_resnet_checkpoint(maddison_path):
     path = maddison_path.with_name("resnet.ckpt")
     torch.save(raw, path)
     return path
+
+
+@pytest.mark.parametrize("symmetries", [1, 8])
+def test_a_loaded_predictor_moves_to_another_board_with_the_weights_resize_writes(symmetries):
+    from stonelab.models.nets.resnet import ResidualNet
+    from stonelab.models.nets.symmetry_average import with_symmetries
+    from stonelab.models.resize import resize_weights
+
+    torch.manual_seed(0)
+    net = ResidualNet(36, 19, blocks=1, filters=8, pool_channels=4, value_head=True, aux_heads=True)
+    predictor = MovePredictor(with_symmetries(net, symmetries), GoRules(19, komi=6.5), "maddison")
+    nine = predictor.for_board(9)
+    assert nine.rules == GoRules(9, komi=6.5) and predictor.for_board(19) is predictor
+    expected = resize_weights(net.state_dict(), 19, 9)
+    got = getattr(nine.net, "net", nine.net).state_dict()
+    assert got.keys() == expected.keys() and all(torch.equal(got[k], expected[k]) for k in expected)
+    assert net.policy_bias.shape == (2, 19, 19)  # the 19x19 net is left as it was
+    (estimate,) = nine.estimates([nine.rules.new_state()])
+    assert estimate.ownership.shape == (81,) and nine.probabilities([nine.rules.new_state()]).shape == (1, 82)
+
+
+def test_a_belief_vit_predictor_is_refused_by_name():
+    from stonelab.models.nets.belief_vit import BeliefViT
+
+    vit = BeliefViT(in_planes=36, board_size=9, embed_dim=16, heads=2, layers=1, ff_dim=16, belief_hidden=8)
+    with pytest.raises(StonelabError, match="BeliefViT plays 9x9 only"):
+        MovePredictor(vit, GoRules(9), "maddison").for_board(13)

@@ -120,8 +120,8 @@ def test_territory_rules_and_ignored_settings_warn_but_are_answered(engine):
 
 
 @pytest.mark.parametrize("fields, field, words", [
-    ({"boardXSize": 19, "boardYSize": 19}, "boardXSize", "9x9 only"),
-    ({"boardYSize": 13}, "boardYSize", "9x9 only"),
+    ({"boardXSize": 7, "boardYSize": 7}, "boardXSize", "square boards from 9 to 19, not 7x7"),
+    ({"boardYSize": 13}, "boardYSize", "square boards from 9 to 19, not 9x13"),
     ({"moves": [["B", "E5"], ["W", "E5"]]}, "moves", "Illegal move 1: E5"),
     ({"moves": [["B", "Z5"]]}, "moves", "Could not parse board location"),
     ({"moves": [["X", "E5"]]}, "moves", "Must be \"B\" or \"W\""),
@@ -297,14 +297,14 @@ def test_the_shipped_score_net_reports_one_view_whichever_side_is_to_move(repo_r
 def test_parse_query_turns_players_and_komi():
     turns, warnings = parse_query(json.loads(query(initialStones=[["B", "C7"], ["B", "G3"]], moves=[],
                                                    rules={"ko": "POSITIONAL", "scoring": "AREA"}, komi=0.5)),
-                                  9, DEFAULTS, has_ownership=False)
+                                  (9,), DEFAULTS, has_ownership=False)
     (turn,) = turns
     assert not warnings
     assert turn.state.to_play == WHITE  # handicap stones: white moves first, as KataGo guesses
     assert turn.state.rules.komi == 0.5 and turn.state.rules.superko
     with pytest.raises(QueryError, match="Illegal move 2"):
-        parse_query(json.loads(query(moves=[["B", "E5"], ["W", "pass"], ["W", "E5"]])), 9, DEFAULTS, False)
-    same_colour_twice, _ = parse_query(json.loads(query(moves=[["B", "E5"], ["B", "E6"]])), 9, DEFAULTS, False)
+        parse_query(json.loads(query(moves=[["B", "E5"], ["W", "pass"], ["W", "E5"]])), (9,), DEFAULTS, False)
+    same_colour_twice, _ = parse_query(json.loads(query(moves=[["B", "E5"], ["B", "E6"]])), (9,), DEFAULTS, False)
     assert same_colour_twice[0].state.to_play == WHITE
 
 

@@ -105,6 +105,25 @@ def test_the_query_katrain_sends_gets_what_katrain_reads(tmp_path, repo_root, ti
     assert math.isfinite(points_lost(root, child, "B"))
 
 
+def test_stdin_is_read_as_bytes_and_a_warm_start_says_nothing_of_compiling(tmp_path, repo_root,
+                                                                          tiny_maddison_checkpoint):
+    """Through the real stdin: a line that is no UTF-8 is refused naming its byte (never
+    changed), an empty line gets an error, a query of a megabyte is answered. The second
+    start finds numba's cache the first filled, and says nothing of compiling: that line on
+    stderr is for a real compile only."""
+    command = engine_command(repo_root, tiny_maddison_checkpoint(tmp_path / "tiny.ckpt"))
+    ident = "x" * 1_100_000
+    lines = [b'{"id":"caf\xe9","action":"query_version"}', b"", json.dumps(katrain_query(ident, [])).encode()]
+    for _ in range(2):
+        done = subprocess.run(command, input=b"".join(line + b"\n" for line in lines), capture_output=True,
+                              timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+    responses = [json.loads(line) for line in done.stdout.splitlines()]
+    assert "not valid UTF-8 (byte 0xE9" in responses[0]["error"] and "Empty request line" in responses[1]["error"]
+    assert [r["id"] for r in responses if "rootInfo" in r and not r["isDuringSearch"]] == [ident]
+    assert b"compiling" not in done.stderr, done.stderr[-2000:]
+
+
 # -- KaTrain's own engine class -------------------------------------------------------------------------
 
 os.environ.setdefault("KIVY_NO_ARGS", "1")        # kivy must not read pytest's arguments

@@ -21,6 +21,7 @@ from stonelab.protocols.gtp_search import (
     cleanup_move,
     search_gtp_engine,
 )
+from stonelab.protocols.katago_fields import position_hashes
 from stonelab.protocols.warmup import Background, CompileNotice
 from stonelab.search.mcts import MCTSConfig
 
@@ -314,11 +315,14 @@ def test_search_free_engines_warm_up_too(predictor):
 
 
 # -- analysis as GUIs read it (KataGo's GTP extensions)
+LISTS = ("pv", "pvVisits", "pvEdgeVisits", "movesOwnership", "movesOwnershipStdev")  # in an info entry
+TOP_LISTS = ("ownership", "ownershipStdev")  # after the entries
+
+
 def parse_kata(line: str) -> tuple[list[dict], dict | None, list[float] | None]:
-    """A kata-analyze line back into its ``info`` entries (``pv`` and ``movesOwnership``
-    as lists), its ``rootInfo`` fields and its ``ownership`` values."""
+    """A kata-analyze line back into its ``info`` entries (``LISTS`` as lists), its
+    ``rootInfo`` fields and its ``ownership`` values (`top_list` reads the others)."""
     tokens, infos, root, owner, current, i = line.split(), [], None, None, None, 0
-    lists = ("pv", "movesOwnership")
     while i < len(tokens):
         word = tokens[i]
         if word in ("info", "rootInfo"):
@@ -326,16 +330,27 @@ def parse_kata(line: str) -> tuple[list[dict], dict | None, list[float] | None]:
             infos.append(current) if word == "info" else None
             root = current if word == "rootInfo" else root
             i += 1
-        elif word == "ownership":
-            owner, i = [float(v) for v in tokens[i + 1:]], len(tokens)
-        elif word in lists:
+        elif word in (*LISTS, *TOP_LISTS):
             j = i + 1
-            while j < len(tokens) and tokens[j] not in ("info", "rootInfo", "ownership", *lists):
+            while j < len(tokens) and tokens[j] not in ("info", "rootInfo", *LISTS, *TOP_LISTS):
                 j += 1
-            current[word], i = tokens[i + 1:j], j
+            if word == "ownership":
+                owner = [float(v) for v in tokens[i + 1:j]]
+            elif word in LISTS:
+                current[word] = tokens[i + 1:j]
+            i = j
         else:
             current[word], i = tokens[i + 1], i + 2
     return infos, root, owner
+
+
+def top_list(line: str, key: str) -> list[float] | None:
+    """The numbers after ``key`` (one of ``TOP_LISTS``) on a kata-analyze line, None without it."""
+    tokens = line.split()
+    if key not in tokens:
+        return None
+    rest = tokens[tokens.index(key) + 1:]
+    return [float(v) for v in rest[:next((k for k, v in enumerate(rest) if v in TOP_LISTS), len(rest))]]
 
 
 def analysis_lines(out: str) -> list[str]:
@@ -366,6 +381,50 @@ def test_kata_analyze_reports_scores_root_info_and_ownership_as_katago(predictor
     assert len(owner) == 81 and all(-1 <= v <= 1 for v in owner)
     assert owner[0] == -1.0 and not any(owner[1:])  # row by row from A9: black's A9, white's view
     assert int(root["visits"]) > 0 and root["scoreLead"] == "-0.5" and root["currentPlayer"] == "W"
+
+
+def test_kata_analyze_reports_edge_and_pv_visits_and_the_roots_lcb_and_hashes(predictor):
+    eng = engine(predictor, estimates=stone_counting)
+    out = run_lines(eng, ["play b C3", "kata-analyze w 5 pvVisits true pvEdgeVisits true rootInfo true", "stop"],
+                    pause_after=1, pause=0.4)
+    infos, root, _ = parse_kata(analysis_lines(out)[-1])
+    for info in infos:
+        visits = [int(v) for v in info["pvVisits"]]
+        assert info["edgeVisits"] == info["visits"]  # a tree: one edge into each child
+        assert len(visits) == len(info["pv"]) and visits[0] == int(info["visits"]) and visits == sorted(visits)[::-1]
+        assert info["pvEdgeVisits"] == info["pvVisits"]
+    assert any(len(info["pv"]) > 1 for info in infos)
+    assert float(root["lcb"]) <= float(root["winrate"])  # GTP reports for the side to move
+    assert (root["thisHash"], root["symHash"]) == position_hashes(eng._position_for(-1))
+    mirrored = RULES.new_state().setup([parse_vertex("G3", 9)], [])
+    mirrored.to_play = -1
+    assert position_hashes(mirrored)[1] == root["symHash"] and position_hashes(mirrored)[0] != root["thisHash"]
+
+
+def test_kata_analyze_ownership_stdev_is_the_spread_over_the_search(predictor):
+    """With stones owning their points (`stone_counting`) maps differ only where a searched
+    move puts a stone: a share q of the weight (1 for the position itself, each move its
+    visits) owns it there, a spread of sqrt(q (1 - q)); a move's own spread is over its
+    replies, q the best reply's share of the move's visits."""
+    eng = engine(predictor, max_nodes=20_000, estimates=stone_counting)
+    out = run_lines(eng, ["play b A9", "kata-analyze w 5 minmoves 81 ownership true ownershipStdev true "
+                          "movesOwnershipStdev true pvVisits true", "stop"], pause_after=1, pause=0.3)
+    line = analysis_lines(out)[-1]
+    searched = [info for info in parse_kata(line)[0] if int(info["visits"]) > 0]
+    total = 1 + sum(int(info["visits"]) for info in searched)
+    expected = np.zeros(81)
+    for info in searched:
+        q = int(info["visits"]) / total
+        expected[parse_vertex(info["move"], 9)] = np.sqrt(q * (1 - q))
+    assert top_list(line, "ownershipStdev") == pytest.approx(expected, abs=1e-5)
+    for info in searched:
+        spread = np.array([float(v) for v in info["movesOwnershipStdev"]])
+        assert spread[parse_vertex(info["move"], 9)] == 0 and spread[0] == 0  # its stone, black's A9: all agree
+        if len(info["pv"]) > 1:
+            q = int(info["pvVisits"][1]) / int(info["pvVisits"][0])
+            assert spread[parse_vertex(info["pv"][1], 9)] == pytest.approx(np.sqrt(q * (1 - q)), abs=1e-5)
+        else:
+            assert not spread.any()
 
 
 def corner_counting(states):

@@ -10,6 +10,7 @@ and search use this API.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -80,6 +81,18 @@ class MovePredictor:
 
         loaded = checkpoints.load(path, game="go", move_predictor=True)  # refuses an alphazero (Gomoku) checkpoint by name
         return cls(loaded.net, loaded.game, loaded.encoder, device, gate=loaded.gate)
+
+    def for_board(self, n: int) -> MovePredictor:
+        """This predictor on an ``n`` x ``n`` board (`stonelab.models.resize.resized_net`: the
+        per-point biases moved by distance to the edges, every other weight shared in value);
+        itself when ``n`` is its own size. A net that cannot move is refused by name."""
+        if n == self.rules.n:
+            return self
+        from stonelab.models.resize import resized_net
+
+        net = resized_net(self.net, self.rules.n, n)
+        rules = dataclasses.replace(self.rules, board_size=n)
+        return MovePredictor(net, rules, self.encoder, self.device, gate=self.gate)
 
     @torch.inference_mode()
     def outputs(self, states: Sequence[GoState], ranks: Sequence[int] | None = None,

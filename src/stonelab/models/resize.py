@@ -27,6 +27,7 @@ connected heads (``model/net=policy_value``) are refused by name.
 from __future__ import annotations
 
 import argparse
+import copy
 import datetime
 import hashlib
 import os
@@ -70,6 +71,34 @@ def resize_weights(weights: dict[str, torch.Tensor], old: int, new: int) -> dict
             value = value.index_select(-2, index).index_select(-1, index).clone()
         out[name] = value
     return out
+
+
+def resized_net(net: torch.nn.Module, old: int, new: int) -> torch.nn.Module:
+    """A copy of the loaded Go move predictor ``net`` (a `RESIZABLE_NETS` one, possibly
+    wrapped, e.g. in `SymmetryAverage`) for a ``new``-line board: the same weights as
+    `resize_weights` writes to a file, for an engine asked about another board size."""
+    inner = getattr(net, "net", net)
+    target = f"{type(inner).__module__}.{type(inner).__qualname__}"
+    if target not in RESIZABLE_NETS:
+        raise StonelabError(f"this engine's {type(inner).__name__} plays {old}x{old} only: only "
+                            f"convolutional Go nets change board size")
+    if new == old:
+        return net
+    twin = copy.deepcopy(net)
+    moved = resize_weights(dict(twin.state_dict()), old, new)
+    for module in twin.modules():
+        for name, param in list(module.named_parameters(recurse=False)):
+            if tuple(param.shape[-2:]) == (old, old):
+                setattr(module, name, torch.nn.Parameter(moved[_qualified(twin, module, name)]))
+        if hasattr(module, "board_size"):
+            module.board_size = new
+            module.config = {**getattr(module, "config", {}), "board_size": new}
+    return twin
+
+
+def _qualified(root: torch.nn.Module, module: torch.nn.Module, name: str) -> str:
+    prefix = next(path for path, m in root.named_modules() if m is module)
+    return f"{prefix}.{name}" if prefix else name
 
 
 def resize(source: str, out: str, board_size: int) -> dict:

@@ -12,13 +12,28 @@ turn is a fresh MCTS of `stonelab.games.go.players.GoSearchPlayer` up to ``maxVi
 
 Queries wait in one queue, highest ``priority`` first, ties in arrival order; a reader
 thread parses them while the search runs, so ``terminate`` stops the search it names.
-Special actions: ``query_version``, ``clear_cache`` (nothing is cached: echoed),
-``terminate`` (with ``turnNumbers``), ``terminate_all``.
+Special actions: ``query_version`` (the package's version, from importlib.metadata, in
+the form GTP's ``version`` gives it, `stonelab.protocols.gtp.gtp_version`: one source, so
+the two protocols never disagree, and KataGo's form, as clients compare KataGo versions
+to know what an engine speaks; ``git_hash`` the checkout's commit), ``query_models``
+(`stonelab.protocols.katago_fields.model_facts`), ``clear_cache`` (nothing is cached:
+echoed), ``terminate`` (with ``turnNumbers``), ``terminate_all``.
 
 What the numbers are (docs/analysis_engine.md says more):
 
 - ``winrate``: the search's mean value (the net's value head, or random playouts where
-  the net has none); ``lcb`` a normal-approximation bound of it.
+  the net has none); ``lcb`` the mean less 1.96 standard errors of the values the
+  search backed up (their spread kept from the tree: `stonelab.games.go.players.value_lcb`).
+- ``visits`` = ``edgeVisits`` = ``playSelectionValue``: the search is a tree, so a child
+  is reached only through its edge (KataGo's differ under graph search), and the engines
+  play the most visited move. ``pvVisits`` = ``pvEdgeVisits`` likewise, per PV move.
+- ``isSymmetryOf`` never comes: KataGo sets it on a move it did not search because a
+  symmetric one was (``rootSymmetryPruning``); this search tries every move itself.
+- ``ownershipStdev``: the spread of the net's ownership over one ply of the search (the
+  position's own map and each searched move's, weighted by visits); a move's, over its
+  replies. KataGo's is over the whole tree below; here only one ply is judged.
+- ``thisHash`` / ``symHash``: 128-bit digests of the stones, side to move and ko ban, the
+  latter the same for the 8 symmetric positions (`stonelab.protocols.katago_fields.position_hashes`).
 - ``scoreLead``: the net's score head where it has one; otherwise a FALLBACK, the mean
   Tromp-Taylor area margin of ``score_playouts`` light random playouts from the position
   (`stonelab.games.go.ownership.random_playout`). A move's is that of the position after
@@ -36,6 +51,9 @@ What the numbers are (docs/analysis_engine.md says more):
 Bad input never stops the engine: each bad line gets exactly one
 ``{"id":...,"field":...,"error":...}`` (``{"error":...}`` without a string id), warnings
 for what is ignored come as ``{"id":...,"field":...,"warning":...}`` before the results.
+An empty line is an error too; stdin is read as bytes, and a line that is no UTF-8 is
+refused whole (its id kept where intact), never changed by a guess; a line may hold up to
+`MAX_QUERY_LINE` bytes.
 """
 
 from __future__ import annotations
@@ -46,18 +64,24 @@ import itertools
 import json
 import math
 import re
+import sys
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
 import numpy as np
 
-from stonelab.games.go.rules import BLACK, WHITE, GoRules, GoState, IllegalMove
-from stonelab.protocols.gtp import GTPError, move_name, parse_vertex
+from stonelab import __version__
+from stonelab.games.go.players import combined_lcb
+from stonelab.games.go.rules import BLACK, MAX_BOARD, MIN_BOARD, WHITE, GoRules, GoState, IllegalMove
+from stonelab.protocols.gtp import GTPError, gtp_version, move_name, parse_vertex
 from stonelab.protocols.gtp_search import utility
-from stonelab.protocols.streams import MAX_LINE, input_lines, protocol_streams, shown
+from stonelab.protocols.katago_fields import git_hash, model_facts, ownership_spread, position_hashes
+from stonelab.protocols.streams import input_lines, protocol_streams, shown
+from stonelab.search.mcts import MCTSConfig
 
 PERSPECTIVES = ("BLACK", "WHITE", "SIDETOMOVE")
 SEARCH_STEP = 16           # playouts between looks at the clock, a terminate and the report timer
@@ -86,10 +110,17 @@ RULE_KEYS = ("ko", "scoring", "tax", "suicide", "hasButton", "whiteHandicapBonus
 # Query fields: those used, and KataGo's that are accepted but have no effect here.
 FIELDS = ("id", "moves", "initialStones", "initialPlayer", "rules", "komi", "boardXSize", "boardYSize",
           "analyzeTurns", "maxVisits", "includeOwnership", "includeMovesOwnership", "includePolicy",
+          "includePVVisits", "includeOwnershipStdev", "includeMovesOwnershipStdev",
           "overrideSettings", "reportDuringSearchEvery", "firstReportDuringSearchAfter", "priority",
           "priorities", "avoidMoves", "allowMoves", "analysisPVLen", "action")
-IGNORED_FIELDS = ("whiteHandicapBonus", "rootPolicyTemperature", "rootFpuReductionMax", "includePVVisits",
-                  "includeOwnershipStdev", "includeMovesOwnershipStdev")
+IGNORED_FIELDS = ("whiteHandicapBonus", "rootPolicyTemperature", "rootFpuReductionMax")
+FLAGS = {"includeOwnership": "ownership", "includeMovesOwnership": "moves_ownership",  # query flag -> `Turn` field
+         "includeOwnershipStdev": "ownership_stdev", "includeMovesOwnershipStdev": "moves_ownership_stdev",
+         "includePolicy": "policy", "includePVVisits": "pv_visits"}
+OWNERSHIP_FLAGS = ("includeOwnership", "includeMovesOwnership", "includeOwnershipStdev", "includeMovesOwnershipStdev")
+# Bytes in one query line: KataGo reads lines of any length; this bound only keeps a stream
+# without newlines from filling the memory. A whole 19x19 game with every turn asked is ~20 kB.
+MAX_QUERY_LINE = 64 * 2 ** 20
 SETTINGS = ("reportAnalysisWinratesAs", "maxVisits", "maxPlayouts", "maxTime", "analysisPVLen")
 
 
@@ -117,7 +148,10 @@ class Turn:
     pv_len: int = DEFAULT_PV_LEN
     ownership: bool = False
     moves_ownership: bool = False
+    ownership_stdev: bool = False
+    moves_ownership_stdev: bool = False
     policy: bool = False
+    pv_visits: bool = False
     allowed: np.ndarray | None = None  # bool [A]: the root moves the search may try (None: all)
     stopped: threading.Event = field(default_factory=threading.Event)
 
@@ -348,16 +382,26 @@ def root_allowed(filters, state: GoState) -> np.ndarray | None:
     return allowed
 
 
-def parse_query(query: dict, n: int, defaults: dict, has_ownership: bool) -> tuple[list[Turn], list]:
+def board_of(query: dict, sizes: Sequence[int]) -> int:
+    """The query's board side, one of ``sizes`` (the boards this engine's net plays)."""
+    plays = f"{sizes[0]}x{sizes[0]}" if len(sizes) == 1 else f"square boards from {sizes[0]} to {sizes[-1]}"
+    for key in ("boardXSize", "boardYSize"):
+        if key not in query:
+            raise QueryError(key, f"Must provide an integer: this engine's net plays {plays}")
+        _integer(query, key, 2, 19, "Must provide an integer from 2 to 19")
+    n = query["boardXSize"]
+    if query["boardYSize"] != n or n not in sizes:
+        only = " only" if len(sizes) == 1 else ""
+        raise QueryError("boardXSize" if n not in sizes else "boardYSize",
+                         f"This engine's net plays {plays}{only}, not {n}x{query['boardYSize']}")
+    return n
+
+
+def parse_query(query: dict, sizes: Sequence[int], defaults: dict, has_ownership: bool) -> tuple[list[Turn], list]:
     """The turns a query asks for and its warnings [(field, message)]; raises `QueryError`."""
     ident = query["id"]
     warnings: list[tuple[str, str]] = []
-    for key in ("boardXSize", "boardYSize"):
-        if key not in query:
-            raise QueryError(key, f"Must provide an integer: this engine's net plays {n}x{n}")
-        size = _integer(query, key, 2, 19, "Must provide an integer from 2 to 19")
-        if size != n:
-            raise QueryError(key, f"This engine's net plays {n}x{n} only, not {query['boardXSize']}x{query['boardYSize']}")
+    n = board_of(query, sizes)
     stones = _pairs(query, "initialStones", n, allow_pass=False)
     if "moves" not in query:
         raise QueryError("moves", "Must specify an array of [player,location] pairs")
@@ -408,14 +452,14 @@ def _options(query: dict, settings: dict, has_ownership: bool, warnings: list) -
     if "firstReportDuringSearchAfter" in query:
         first = _number(query, "firstReportDuringSearchAfter", 0.001, 1e6,
                         "Must be number of seconds from 0.001 to 1000000.0")
-    flags = {key: _boolean(query, key) for key in ("includeOwnership", "includeMovesOwnership", "includePolicy")}
-    for key in ("includeOwnership", "includeMovesOwnership"):
-        if flags[key] and not has_ownership:
+    flags = {FLAGS[key]: _boolean(query, key) for key in FLAGS}
+    for key in OWNERSHIP_FLAGS:
+        if flags[FLAGS[key]] and not has_ownership:
             warnings.append((key, "This engine's net has no ownership head: no ownership is reported"))
+            flags[FLAGS[key]] = False
     return dict(max_visits=settings["max_visits"], perspective=settings["perspective"],
                 max_time=settings.get("max_time"), pv_len=settings["pv_len"], report_every=every,
-                first_report=first, ownership=flags["includeOwnership"] and has_ownership,
-                moves_ownership=flags["includeMovesOwnership"] and has_ownership, policy=flags["includePolicy"])
+                first_report=first, **flags)
 
 
 # -- judging positions ------------------------------------------------------------------------------
@@ -492,17 +536,21 @@ class AnalysisEngine:
     PLAYERS_KEPT = 2  # searches kept for (komi, superko) pairs: each holds a whole tree
 
     def __init__(self, predictor, search: dict, *, max_visits: int = 200, report_as: str = "BLACK",
-                 score_playouts: int = 32, max_nodes: int = 20_000, name: str = "stonelab", version: str = ""):
+                 score_playouts: int = 32, max_nodes: int = 20_000, name: str = "stonelab",
+                 version: str = __version__, model_path: str = ""):
         if str(report_as).upper() not in PERSPECTIVES:
             from stonelab.errors import ConfigError
 
             raise ConfigError(f"report_as={report_as!r}: choose BLACK, WHITE or SIDETOMOVE")
         self.predictor = predictor
-        self.n = predictor.rules.n
+        self.n = predictor.rules.n  # the net's own board; others are served resized (`sizes`)
+        self.sizes = board_sizes(predictor)
+        self.predictors = {self.n: predictor}
         self.search_settings = {**dict(search or {}), "playouts": SEARCH_STEP, "max_nodes": max_nodes}
         self.defaults = {"max_visits": max_visits, "perspective": str(report_as).upper(), "pv_len": DEFAULT_PV_LEN}
         self.judge = Judge(predictor, score_playouts)
-        self.name, self.version = name, version
+        self.judges = {self.n: self.judge}
+        self.name, self.version, self.model_path = name, version, model_path
         self.players: OrderedDict[tuple, object] = OrderedDict()
         self.queue: list[tuple] = []
         self.cond = threading.Condition()
@@ -526,12 +574,18 @@ class AnalysisEngine:
             self.emit({"error": message})
 
     # -- input (the reader thread)
-    def handle_line(self, line: str | None) -> None:
-        """One input line: an error, an action's echo, or turns queued. Never raises."""
+    def handle_line(self, line: str | bytes | None) -> None:
+        """One input line (bytes from stdin, text from a test): an error, an action's echo, or
+        turns queued. Never raises."""
         if line is None:
-            return self.error(f"Request line too long (over {MAX_LINE} characters)")
+            return self.error(f"Request line too long (over {MAX_QUERY_LINE} bytes)")
+        if isinstance(line, bytes):
+            try:
+                line = line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return self._not_utf8(line, exc.start)
         if not line.strip():
-            return
+            return self.error("Empty request line: each line must hold one JSON query object")
         try:
             query = json.loads(line)
         except (ValueError, RecursionError) as exc:  # RecursionError: [[[[...]]]] nested past Python's stack
@@ -544,6 +598,20 @@ class AnalysisEngine:
             ident = query.get("id") if isinstance(query, dict) else None
             self.error(f"internal error: {type(exc).__name__} {_plain(str(exc))}", ident)
 
+    def _not_utf8(self, raw: bytes, at: int) -> None:
+        """A line with bytes that are no UTF-8 is refused whole, as KataGo's JSON parser refuses
+        it: replacing them would change an id or a move without a word. The error carries the
+        id where the id itself is intact, so the client still knows which query failed."""
+        try:
+            query = json.loads(raw.decode("utf-8", "surrogateescape"))
+        except (ValueError, RecursionError):
+            query = None
+        ident = query.get("id") if isinstance(query, dict) else None
+        if isinstance(ident, str) and not _is_utf8(ident):
+            ident = None
+        self.error(f"Request line is not valid UTF-8 (byte 0x{raw[at]:02X} at offset {at}): refused whole, "
+                   "no byte of it is guessed", ident)
+
     def _handle(self, query) -> None:
         if not isinstance(query, dict):
             return self.error("Request line was valid json but was not an object")
@@ -551,7 +619,7 @@ class AnalysisEngine:
             return self.error("Request must have a string \"id\" field")
         if "action" in query:
             return self._action(query)
-        turns, warnings = parse_query(query, self.n, self.defaults, self.judge.has_ownership)
+        turns, warnings = parse_query(query, self.sizes, self.defaults, self.judge.has_ownership)
         for field_name, message in warnings:
             self.emit({"id": query["id"], "field": field_name, "warning": message})
         with self.cond:
@@ -561,13 +629,16 @@ class AnalysisEngine:
 
     def _action(self, query: dict) -> None:
         action = query["action"]
-        if action == "query_version":
-            return self.emit({**query, "version": self.version, "git_hash": "<omitted>", "name": self.name})
+        if action == "query_version":  # the version GTP's `version` gives too (`gtp_version`)
+            return self.emit({**query, "version": gtp_version(self.version), "git_hash": git_hash()})
+        if action == "query_models":
+            batch = self.search_settings.get("leaves_per_game", MCTSConfig.leaves_per_game)
+            return self.emit({**query, "models": [model_facts(self.predictor, self.model_path, batch)]})
         if action == "clear_cache":
             return self.emit(query)  # nothing is cached between queries: each turn searches afresh
         if action not in ("terminate", "terminate_all"):
-            raise QueryError("action", "'action' field must be 'query_version', 'clear_cache', 'terminate' "
-                                       "or 'terminate_all'")
+            raise QueryError("action", "'action' field must be 'query_version', 'query_models', 'clear_cache', "
+                                       "'terminate' or 'terminate_all'")
         target = query.get("terminateId")
         if action == "terminate" and not isinstance(target, str):
             raise QueryError("terminateId", "Requests for a terminate action must have a string \"terminateId\" field")
@@ -593,9 +664,9 @@ class AnalysisEngine:
         for turn in dropped:
             self.emit({"id": turn.id, "turnNumber": turn.turn, "isDuringSearch": False, "noResults": True})
 
-    def _read(self, stdin: TextIO) -> None:
+    def _read(self, stdin) -> None:
         try:
-            for line in input_lines(stdin):
+            for line in input_lines(stdin, MAX_QUERY_LINE):
                 self.handle_line(line)
         finally:
             with self.cond:
@@ -604,7 +675,10 @@ class AnalysisEngine:
 
     # -- the worker (the calling thread)
     def run(self, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
-        """Answer queries until stdin ends and every queued turn is answered (as KataGo does)."""
+        """Answer queries until stdin ends and every queued turn is answered (as KataGo does).
+        The real stdin is read as bytes (`handle_line` decodes each line, refusing bad UTF-8)."""
+        if stdin is None and sys.stdin is not None:
+            stdin = getattr(sys.stdin, "buffer", sys.stdin)
         stdin, self.stdout = protocol_streams(stdin, stdout)
         if stdin is None:
             return
@@ -635,13 +709,21 @@ class AnalysisEngine:
         """The search of ``state``'s rules (komi, superko), built on first use."""
         from stonelab.games.go.players import go_search_player
 
-        key = (float(state.rules.komi), bool(state.rules.superko))
+        key = (state.n, float(state.rules.komi), bool(state.rules.superko))
         if key not in self.players:
             if len(self.players) >= self.PLAYERS_KEPT:
                 self.players.popitem(last=False)
-            self.players[key] = go_search_player(with_rules(self.predictor, state.rules), self.search_settings)
+            self.players[key] = go_search_player(with_rules(self.predictor_for(state.n), state.rules),
+                                                 self.search_settings)
         self.players.move_to_end(key)
         return self.players[key]
+
+    def predictor_for(self, n: int):
+        """The net on an ``n``-line board, resized on first use (`MovePredictor.for_board`)."""
+        if n not in self.predictors:
+            self.predictors[n] = self.predictor.for_board(n)
+            self.judges[n] = Judge(self.predictors[n], self.judge.score_playouts)
+        return self.predictors[n]
 
     def analyse(self, turn: Turn) -> None:
         """Search ``turn`` afresh up to its visits and time, reporting during the search if asked."""
@@ -652,17 +734,17 @@ class AnalysisEngine:
             restrict_root(player, turn.allowed)
         start = time.monotonic()
         deadline = None if turn.max_time is None else start + turn.max_time
-        next_report = None if turn.first_report is None else start + turn.first_report
+        reports = ReportClock(start, turn.first_report, turn.report_every)
         cache: dict = {}
         done = player.root_visit_total + 1  # the root's own evaluation counts as a visit, as in KataGo
         while not turn.stopped.is_set() and not player.tree_full and done < turn.max_visits:
             if deadline is not None and time.monotonic() >= deadline:
                 break
-            player.search(playouts=min(SEARCH_STEP, turn.max_visits - done), deadline=deadline)
+            # a step also ends when the next report is due, so the report is not a step late
+            until = min((t for t in (deadline, reports.wake()) if t is not None), default=None)
+            player.search(playouts=min(SEARCH_STEP, turn.max_visits - done), deadline=until)
             before, done = done, player.root_visit_total + 1
-            if next_report is not None and time.monotonic() >= next_report:
-                self.emit(self.response(turn, player, cache, during=True))
-                next_report = time.monotonic() + (turn.report_every or 1e30)
+            reports.tick(lambda: self.response(turn, player, cache, during=True), self.emit)
             if done == before:  # nothing left to search (a root without candidates)
                 break
         self.emit(self.response(turn, player, cache, during=False))
@@ -681,15 +763,22 @@ class AnalysisEngine:
         lead = sum(i.visits * -judged[i.move].score for i in shown_infos) / visits if visits else root.score
         moves = [self._move_info(order, info, judged[info.move], winrate, sign, turn)
                  for order, info in enumerate(shown_infos)]
+        lcb = combined_lcb(shown_infos)
+        this_hash, sym_hash = position_hashes(state)
         out = {"id": turn.id, "turnNumber": turn.turn, "isDuringSearch": during, "moveInfos": moves,
                "rootInfo": {"winrate": _rate(winrate, sign), "scoreLead": _f(sign * lead),
                             "scoreSelfplay": _f(sign * lead), "scoreStdev": _f(root.stdev),
-                            "utility": _f(utility(_rate(winrate, sign), sign * lead, self.n)), "visits": visits + 1,
+                            "utility": _f(utility(_rate(winrate, sign), sign * lead, state.n)), "visits": visits + 1,
+                            "lcb": _rate(winrate if lcb is None else lcb, sign),
                             "currentPlayer": "B" if state.to_play == BLACK else "W",
-                            **_raw_fields(root, sign),
-                            "thisHash": f"{state.hash & (2**64 - 1):016X}"}}
+                            **_raw_fields(root, sign), "symHash": sym_hash, "thisHash": this_hash}}
         if turn.ownership and root.ownership is not None:
             out["ownership"] = [_f(sign * v) for v in root.ownership]
+        if turn.ownership_stdev and root.ownership is not None:
+            searched = [(i.move, i.visits) for i in shown_infos]
+            out["ownershipStdev"] = [_f(v) for v in self._spread(state, None, searched, cache)]
+        if turn.moves_ownership_stdev:
+            self._moves_spread(turn, player, shown_infos, moves, cache)
         if turn.policy:
             out["policy"] = self._policy(state)
         return out
@@ -697,36 +786,74 @@ class AnalysisEngine:
     def _judged(self, state: GoState, moves: list[int], cache: dict) -> dict:
         """Judgements of the root (key None) and of the position after each move, cached per turn."""
         todo = [m for m in [None, *moves] if m not in cache]
-        positions = [state if m is None else _after(state, m) for m in todo]
-        cache.update(zip(todo, self.judge(positions), strict=True))
+        positions = [state if m is None else _after(state, m) for m in todo]  # m: a move, or a tuple of moves
+        self.predictor_for(state.n)
+        cache.update(zip(todo, self.judges[state.n](positions), strict=True))
         return cache
 
     def _move_info(self, order: int, info, judged: Judgement, root_winrate: float, sign: int, turn: Turn) -> dict:
+        """One ``moveInfos`` entry. ``edgeVisits`` is ``visits``: the search is a tree, not
+        KataGo's graph, so the only way into a child is its edge from the root (no
+        transpositions, and no weightless human-SL visits either). ``playSelectionValue``
+        is ``visits`` too: the engines play the most visited move (ties to the higher
+        prior, as ``order`` ranks them; `GoSearchPlayer.best_move`)."""
         winrate = info.winrate if info.visits else root_winrate
         lead = sign * -judged.score  # the position after the move is judged for the opponent
-        entry = {"move": move_name(info.move, self.n), "visits": info.visits, "winrate": _rate(winrate, sign),
-                 "scoreLead": _f(lead), "scoreMean": _f(lead), "scoreSelfplay": _f(lead),
-                 "scoreStdev": _f(judged.stdev), "prior": _f(info.prior),
-                 "utility": _f(utility(_rate(winrate, sign), lead, self.n)), "lcb": _rate(info.lcb, sign),
-                 "utilityLcb": _f(utility(_rate(info.lcb, sign), lead, self.n)), "order": order,
-                 "pv": [move_name(m, self.n) for m in info.pv]}
+        entry = {"move": move_name(info.move, turn.state.n), "visits": info.visits, "edgeVisits": info.visits,
+                 "winrate": _rate(winrate, sign), "scoreLead": _f(lead), "scoreMean": _f(lead),
+                 "scoreSelfplay": _f(lead), "scoreStdev": _f(judged.stdev), "prior": _f(info.prior),
+                 "utility": _f(utility(_rate(winrate, sign), lead, turn.state.n)), "lcb": _rate(info.lcb, sign),
+                 "utilityLcb": _f(utility(_rate(info.lcb, sign), lead, turn.state.n)), "order": order,
+                 "playSelectionValue": float(info.visits), "pv": [move_name(m, turn.state.n) for m in info.pv]}
+        if turn.pv_visits:  # a tree: the visits of the position after each PV move are its edge's
+            entry["pvVisits"] = entry["pvEdgeVisits"] = list(info.pv_visits)
         if turn.moves_ownership and judged.ownership is not None:
             entry["ownership"] = [_f(-sign * v) for v in judged.ownership]
         return entry
 
+    def _spread(self, state: GoState, base: int | None, lines: list[tuple], cache: dict) -> np.ndarray:
+        """``ownershipStdev``: the per-point standard deviation of the net's ownership over one
+        ply of the search below a position (the root, ``base`` None, or the position after
+        root move ``base``): its own judgement (weight 1, its evaluation's visit) and that of
+        the position after each searched move of ``lines`` [(move or (move, reply), visits)],
+        weighted by its visits, all in black's view (`ownership_spread`)."""
+        judged = self._judged(state, [line for line, _ in lines], cache)
+        samples = [(1.0, _black_view(judged[base], state.to_play, base))]
+        samples += [(visits, _black_view(judged[line], state.to_play, line)) for line, visits in lines]
+        return ownership_spread(samples)
+
+    def _moves_spread(self, turn: Turn, player, infos: list, moves: list[dict], cache: dict) -> None:
+        """Each move's ``ownershipStdev``: `_spread` below the position after it, over the
+        searched replies to it (a move searched once has only itself: 0 everywhere)."""
+        judged = self._judged(turn.state, [i.move for i in infos], cache)
+        for info, entry in zip(infos, moves, strict=True):
+            if judged[info.move].ownership is not None:
+                replies = [((info.move, reply), visits) for reply, visits in player.replies(info.move)]
+                entry["ownershipStdev"] = [_f(v) for v in self._spread(turn.state, info.move, replies, cache)]
+
     def _policy(self, state: GoState) -> list[float]:
         """The net's move probabilities, -1 on illegal moves (KataGo's), pass last."""
-        probs = np.asarray(self.predictor.probabilities([state])[0], dtype=np.float64)
+        probs = np.asarray(self.predictor_for(state.n).probabilities([state])[0], dtype=np.float64)
         return [_f(p) if legal else -1.0 for p, legal in zip(probs, state.legal_mask(), strict=True)]
 
     # -- first start
     def warm_up(self) -> None:
-        """Compile (or load from numba's cache) what a query runs, on a scratch position."""
-        state = self.predictor.rules.new_state()
-        turn = Turn("warm-up", 0, state, max_visits=SEARCH_STEP, perspective="BLACK", policy=True)
+        """Compile (or load from numba's cache) what a query runs, so that none compiles after
+        the "compiled" line: a query's replay (a setup stone, two passes, play resumed after
+        them), a search without a clock, and one with a time limit and reports (a search with
+        a deadline runs other kernels), every field asked."""
+        rules = self.predictor.rules
+        query = {"id": "warm-up", "initialStones": [["B", "A1"]], "moves": [["W", "pass"], ["B", "pass"]],
+                 "rules": "tromp-taylor" if rules.superko else "chinese", "komi": float(rules.komi),
+                 "boardXSize": rules.n, "boardYSize": rules.n, "maxVisits": SEARCH_STEP, "includePolicy": True}
+        (plain,), _ = parse_query(query, self.sizes, self.defaults, self.judge.has_ownership)
+        every = {name: True for name in FLAGS.values()}
+        timed = Turn("warm-up", plain.turn, plain.state, max_visits=2 * SEARCH_STEP, perspective="BLACK",
+                     max_time=600.0, report_every=1e-6, first_report=1e-6, **every)
         out, self.stdout = self.stdout, _Discard()
         try:
-            self.analyse(turn)
+            self.analyse(plain)
+            self.analyse(timed)
         finally:
             self.stdout = out
 
@@ -760,6 +887,19 @@ def restrict_root(player, allowed: np.ndarray) -> None:
     kept /= max(float(kept.sum()), 1e-12)
 
 
+def board_sizes(predictor) -> tuple[int, ...]:
+    """The board sides a query may ask for: every side Go's rules take (9 to 19) when the net is a
+    convolutional move predictor that `MovePredictor.for_board` moves, else its own."""
+    from stonelab.models.resize import RESIZABLE_NETS
+
+    net = getattr(predictor, "net", None)
+    inner = getattr(net, "net", net)
+    target = f"{type(inner).__module__}.{type(inner).__qualname__}"
+    if hasattr(predictor, "for_board") and target in RESIZABLE_NETS:
+        return tuple(range(MIN_BOARD, MAX_BOARD + 1))
+    return (predictor.rules.n,)
+
+
 def perspective_sign(perspective: str, to_play: int) -> int:
     """+1 where values are reported for the side to move, -1 where for its opponent."""
     if perspective == "SIDETOMOVE":
@@ -767,8 +907,81 @@ def perspective_sign(perspective: str, to_play: int) -> int:
     return 1 if (BLACK if perspective == "BLACK" else WHITE) == to_play else -1
 
 
-def _after(state: GoState, move: int) -> GoState:
-    return state.copy().play(int(move))
+def _after(state: GoState, move) -> GoState:
+    """The position after ``move``, or after each move of a tuple of them in turn."""
+    after = state.copy()
+    for m in move if isinstance(move, tuple) else (move,):
+        after.play(int(m))
+    return after
+
+
+def _black_view(judged: Judgement, to_play: int, line: tuple | int | None) -> np.ndarray:
+    """The ownership of the position after ``line`` (a move or a tuple of moves from a
+    position with ``to_play`` to move; None: that position) in black's view: a judgement
+    is its side to move's."""
+    plies = len(line) if isinstance(line, tuple) else 0 if line is None else 1
+    mover = to_play if plies % 2 == 0 else -to_play
+    return mover * np.asarray(judged.ownership, dtype=np.float64)
+
+
+class ReportClock:
+    """The reports during a search: written ``first`` seconds after ``start``, then every
+    ``every`` seconds on a fixed beat (`next_beat`).
+
+    A report takes time of its own (the net judges the moves it shows for the first time:
+    0.05-0.2 s on 19x19 on one CPU core), which once came on top of every interval (0.35 s
+    apart for 0.2). So a report is made ahead of its beat, by about what the last ones took
+    (``lag``), the search goes on meanwhile, and it is written on the beat: its numbers are
+    then up to ``lag`` old. A report due when the search ends is dropped: the final
+    response follows at once. The floor: one net evaluation (a step stops there, not
+    sooner) and a report's own time when it takes longer than the interval."""
+
+    def __init__(self, start: float, first: float | None, every: float | None):
+        self.beat = math.inf if first is None else start + first
+        self.every = every
+        self.lag = 0.0
+        self.pending: dict | None = None
+
+    def wake(self) -> float | None:
+        """When the search should stop for the next `tick` (None: no report is coming)."""
+        if math.isinf(self.beat):
+            return None
+        return self.beat if self.pending is not None else self.beat - self.lag
+
+    def tick(self, make, write) -> None:
+        """Make the next report (``make()``) once it is due, and ``write`` it once its beat comes."""
+        now = time.monotonic()
+        if self.pending is None and now >= self.beat - self.lag:
+            self.pending = make()
+            took = time.monotonic() - now
+            # room for a slower one; a spike is remembered a while
+            self.lag = min(max(1.5 * took, 0.75 * self.lag), self.every or 0.0)
+            now = time.monotonic()
+        if self.pending is not None and now >= self.beat:
+            write(self.pending)
+            self.pending = None
+            self.beat = next_beat(self.beat, self.every, now)
+
+
+def next_beat(scheduled: float, every: float | None, now: float) -> float:
+    """When the report after one due at ``scheduled`` and written at ``now`` is due: on a
+    fixed beat of ``every`` seconds (a step's overshoot is not added to each interval);
+    after a report written late by more than a quarter of the interval (the first one,
+    whose cost is not known yet; one slower than usual), ``every`` after it, so no two
+    reports come close together and the search gets its time between them. Without
+    ``every`` (only ``firstReportDuringSearchAfter``) no other report comes."""
+    if every is None:
+        return math.inf
+    return scheduled + every if now - scheduled <= every / 4 else now + every
+
+
+def _is_utf8(text: str) -> bool:
+    """Whether ``text`` holds no byte that `surrogateescape` kept from a line that is no UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _raw_fields(root: Judgement, sign: int) -> dict:

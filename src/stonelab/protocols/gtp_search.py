@@ -18,11 +18,14 @@
   net's move never is a pass while another move is legal.
 - ``lz-analyze`` / ``kata-analyze`` ``[colour] [interval] [key value ...]`` (KataGo's GTP
   extensions; ``interval`` in centiseconds; keys ``interval``, ``maxmoves``, ``minmoves``,
-  ``ownership``, ``movesOwnership``, ``rootInfo``, ``avoid`` / ``allow COLOUR V,V.. DEPTH``):
+  ``ownership``, ``movesOwnership``, ``ownershipStdev``, ``movesOwnershipStdev``,
+  ``pvVisits``, ``pvEdgeVisits``, ``rootInfo``, ``avoid`` / ``allow COLOUR V,V.. DEPTH``):
   ``=`` and then one line of ``info move ...`` entries per interval, in Leela Zero's format
-  (x 10000 integers) or KataGo's (floats, with ``scoreLead`` / ``scoreMean`` /
-  ``scoreStdev`` / ``utility`` where the net has a score head, then ``rootInfo`` and
-  ``ownership`` when asked), until the next command (``stop`` is one) or a blank line
+  (x 10000 integers) or KataGo's (floats, with ``edgeVisits``, ``scoreLead`` / ``scoreMean`` /
+  ``scoreStdev`` / ``utility`` where the net has a score head, the lists asked after the
+  PV, then ``rootInfo`` (with ``lcb``, ``thisHash``, ``symHash``), ``ownership`` and
+  ``ownershipStdev`` when asked; the fields are the JSON engine's,
+  `stonelab.protocols.analysis`), until the next command (``stop`` is one) or a blank line
   arrives, which ends the response with an empty line. The search goes on past
   ``search.playouts`` for as long as that takes (a full tree is pruned,
   `GoSearchPlayer.prune`); a line lists at most 20 moves, each with at least 1% of the
@@ -58,7 +61,7 @@ import numpy as np
 
 from stonelab.errors import ConfigError
 from stonelab.games.go.ownership import open_points
-from stonelab.games.go.players import GoSearchPlayer, MoveInfo
+from stonelab.games.go.players import GoSearchPlayer, MoveInfo, combined_lcb
 from stonelab.games.go.rules import GoState
 from stonelab.models.inference import BoardEstimate
 from stonelab.protocols.gtp import (
@@ -71,6 +74,7 @@ from stonelab.protocols.gtp import (
     position_for,
 )
 from stonelab.protocols.gtp_clock import GTPClock, expected_moves_left
+from stonelab.protocols.katago_fields import ownership_spread, position_hashes
 from stonelab.protocols.streams import MAX_LINE, input_lines, is_ascii_number, protocol_streams, shown
 from stonelab.protocols.warmup import Background, CompileNotice
 from stonelab.search.game import ONGOING
@@ -120,12 +124,16 @@ class AnalyzeRequest:
     ownership: bool = False
     moves_ownership: bool = False
     root_info: bool = False
+    ownership_stdev: bool = False
+    moves_ownership_stdev: bool = False
+    pv_visits: bool = False
+    pv_edge_visits: bool = False
     rules: tuple[MoveRule, ...] = ()
 
 
-BOOLEAN_KEYS = {"ownership": "ownership", "movesownership": "moves_ownership", "rootinfo": "root_info"}
-# KataGo keys GUIs send whose output this engine does not have: taken, and nothing is added
-IGNORED_BOOLEAN_KEYS = ("ownershipstdev", "movesownershipstdev", "pvvisits", "pvedgevisits")
+BOOLEAN_KEYS = {"ownership": "ownership", "movesownership": "moves_ownership", "rootinfo": "root_info",
+                "ownershipstdev": "ownership_stdev", "movesownershipstdev": "moves_ownership_stdev",
+                "pvvisits": "pv_visits", "pvedgevisits": "pv_edge_visits"}
 
 
 def parse_analyze_args(args: list[str], n: int = 19) -> AnalyzeRequest:
@@ -155,8 +163,6 @@ def parse_analyze_args(args: list[str], n: int = 19) -> AnalyzeRequest:
             request.min_moves = number_argument(value, key)
         elif key in BOOLEAN_KEYS:
             setattr(request, BOOLEAN_KEYS[key], _boolean(key, value))
-        elif key in IGNORED_BOOLEAN_KEYS:
-            _boolean(key, value)
         else:
             raise GTPError(f"analyze: unknown key {shown(key)}")
     request.rules = tuple(rules)
@@ -397,55 +403,92 @@ class SearchGTPEngine(GTPEngine):
         asked) ``rootInfo`` and ``ownership``."""
         state = self._position_for(colour)
         allowed = root_allowed(request.rules, colour, self.board_size ** 2 + 1)
-        infos = self._infos(colour)
-        kept = [info for info in infos if allowed is None or allowed[info.move]]
-        infos = shown_moves(kept or infos, request)  # a rule that leaves no move restricts nothing
+        everything = self._infos(colour)
+        kept = [info for info in everything if allowed is None or allowed[info.move]] or everything
+        infos = shown_moves(kept, request)  # a rule that leaves no move restricts nothing
         if not kata:
             return " ".join(lz_info(info, order, self.board_size) for order, info in enumerate(infos))
         root, children = self._estimates(state, [info.move for info in infos], request)
-        parts = [kata_info(info, order, self.board_size, children.get(info.move), request.moves_ownership)
+        spreads = self._move_spreads(state, infos) if request.moves_ownership_stdev else {}
+        parts = [kata_info(info, order, self.board_size, children.get(info.move), request, spreads.get(info.move))
                  for order, info in enumerate(infos)]
+        searched = [info for info in kept if info.visits > 0]
         if request.root_info:
-            parts.append(self._root_info(colour, root, searched_lead(infos, children)))
+            parts.append(self._root_info(state, root, searched_lead(infos, children), searched))
         if request.ownership and root.ownership is not None:
             parts.append("ownership " + numbers(root.ownership))
+        if request.ownership_stdev and root.ownership is not None:
+            parts.append("ownershipStdev " + numbers(self._spread(state, None, [(i.move, i.visits) for i in searched])))
         return " ".join(parts)
 
-    def _root_info(self, colour: int, root: BoardEstimate, lead: float | None) -> str:
-        """KataGo's ``rootInfo``: the search's visits, win rate and score of the position (the
-        score as the JSON engine's, `searched_lead`), then the net's own as ``rawWinrate`` and
-        ``rawLead``."""
+    def _root_info(self, state: GoState, root: BoardEstimate, lead: float | None, moves: list) -> str:
+        """KataGo's ``rootInfo``: the search's visits, win rate, the `combined_lcb` of its
+        searched ``moves`` and score of the position (the score as the JSON engine's,
+        `searched_lead`), the net's own as ``rawWinrate`` and ``rawLead``, and the
+        position's hashes (`position_hashes`)."""
         visits = self.player.root_visit_total if self.player is not None else 0
         winrate = self.player.root_winrate() if self.player is not None else None
         if winrate is None:
             winrate = root.winrate if root.winrate is not None else 0.5
         searched = root if lead is None else replace(root, score_lead=lead)
         fields = {"visits": visits, **value_fields(winrate, searched, self.board_size)}
-        fields["currentPlayer"] = "B" if colour == 1 else "W"
+        lcb = combined_lcb(moves)
+        fields["lcb"] = number(winrate if lcb is None else lcb)
+        fields["currentPlayer"] = "B" if state.to_play == 1 else "W"
         if root.winrate is not None:
             fields["rawWinrate"] = number(root.winrate)
         if root.score_lead is not None:
             fields["rawLead"] = number(root.score_lead)
+        fields["thisHash"], fields["symHash"] = position_hashes(state)
         return "rootInfo " + " ".join(f"{key} {value}" for key, value in fields.items())
+
+    def _spread(self, state: GoState, base: int | None, lines: list[tuple]) -> np.ndarray:
+        """``ownershipStdev`` of the position after ``base`` (None: ``state`` itself): the
+        per-point standard deviation of the net's ownership over its own evaluation (weight
+        1) and the position after each searched move of ``lines`` [(move or (move, reply),
+        visits)] (weight: its visits), all in the side to move's view (`ownership_spread`)."""
+        owners = self._line_estimates(state, [base, *[line for line, _ in lines]])
+        return ownership_spread([(1.0, owners[base].ownership),
+                                 *[(visits, owners[line].ownership) for line, visits in lines]])
+
+    def _move_spreads(self, state: GoState, infos: list) -> dict[int, np.ndarray]:
+        """Each shown move's ``movesOwnershipStdev``: `_spread` below the position after it,
+        over the searched replies to it (none without search: 0 everywhere)."""
+        after = self._line_estimates(state, [info.move for info in infos])
+        out = {}
+        for info in infos:
+            if after[info.move].ownership is not None:
+                replies = self.player.replies(info.move) if self.player is not None else []
+                out[info.move] = self._spread(state, info.move, [((info.move, r), v) for r, v in replies])
+        return out
 
     def _estimates(self, state: GoState, moves: list[int], request: AnalyzeRequest):
         """The net's `BoardEstimate` of ``state`` and, where the line reports a score or
         per-move ownership, of the position after each of ``moves`` (turned to the view of
         the side to move in ``state``). Cached per position: each is one evaluation."""
+        root = self._line_estimates(state, [None])[None]
+        if root.score_lead is None and not (request.moves_ownership and root.ownership is not None):
+            return root, {}
+        return root, self._line_estimates(state, moves)
+
+    def _line_estimates(self, state: GoState, lines: list) -> dict:
+        """The net's estimate of ``state`` (line None) and of the position after each line (a
+        move, or a tuple of moves played in turn), all from ``state``'s side to move's view
+        (`mover_view` after an odd number of moves). Cached per position: each is one
+        evaluation."""
         key = GoSearchPlayer.key(state.arrays)
         if self.estimate_cache.get("position") != key:
             self.estimate_cache = {"position": key, None: self.estimates([state])[0]}
-        root = self.estimate_cache[None]
-        if root.score_lead is None and not (request.moves_ownership and root.ownership is not None):
-            return root, {}
-        missing = [m for m in moves if m not in self.estimate_cache]
+        missing = list(dict.fromkeys(line for line in lines if line not in self.estimate_cache))
         if missing:
             after = [state.copy() for _ in missing]
-            for child, move in zip(after, missing, strict=True):
-                child.play(move)
-            for move, estimate in zip(missing, self.estimates(after), strict=True):
-                self.estimate_cache[move] = mover_view(estimate)
-        return root, {m: self.estimate_cache[m] for m in moves}
+            for child, line in zip(after, missing, strict=True):
+                for move in line if isinstance(line, tuple) else (line,):
+                    child.play(move)
+            for line, estimate in zip(missing, self.estimates(after), strict=True):
+                odd = not isinstance(line, tuple) or len(line) % 2 == 1
+                self.estimate_cache[line] = mover_view(estimate) if odd else estimate
+        return {line: self.estimate_cache[line] for line in lines}
 
     def _infos(self, colour: int):
         if self.player is not None:
@@ -453,7 +496,7 @@ class SearchGTPEngine(GTPEngine):
         state = self._position_for(colour)
         probs = self._legal_priors(state)
         order = [int(m) for m in np.argsort(-probs, kind="stable") if probs[m] > 0]
-        return [MoveInfo(m, 0, 0.5, float(probs[m]), 0.0, (m,)) for m in order]
+        return [MoveInfo(m, 0, 0.5, float(probs[m]), 0.0, (m,), (0,)) for m in order]
 
     def answer_stream(self, ident: str) -> None:
         """Answer the analysis command in ``self.stream`` (its ``=`` line already decided)."""
@@ -614,18 +657,27 @@ def value_fields(winrate: float, estimate: BoardEstimate | None, n: int) -> dict
     return fields
 
 
-def kata_info(info, order: int, n: int, after: BoardEstimate | None, moves_ownership: bool) -> str:
+def kata_info(info, order: int, n: int, after: BoardEstimate | None, request: AnalyzeRequest,
+              spread: np.ndarray | None = None) -> str:
     """One ``info move ...`` entry of kata-analyze. ``after``: the net's estimate of the
-    position after the move, from the mover's view (its score is the move's scoreLead)."""
+    position after the move, from the mover's view (its score is the move's scoreLead);
+    ``spread``: its ``movesOwnershipStdev``. ``edgeVisits`` is ``visits`` (a tree: no
+    transpositions), and so are ``pvEdgeVisits`` and ``pvVisits``, after the PV, when asked."""
     winrate = info.winrate
     if info.visits == 0 and after is not None and after.winrate is not None:
         winrate = after.winrate  # no search behind the move: the net's judgement of it
-    fields = {"move": move_name(info.move, n), "visits": str(info.visits), **value_fields(winrate, after, n),
-              "prior": number(info.prior), "lcb": number(info.lcb), "order": str(order)}
+    fields = {"move": move_name(info.move, n), "visits": str(info.visits), "edgeVisits": str(info.visits),
+              **value_fields(winrate, after, n), "prior": number(info.prior), "lcb": number(info.lcb),
+              "order": str(order)}
     text = "info " + " ".join(f"{key} {value}" for key, value in fields.items())
     text += " pv " + " ".join(move_name(m, n) for m in info.pv)
-    if moves_ownership and after is not None and after.ownership is not None:
+    for key, wanted in (("pvVisits", request.pv_visits), ("pvEdgeVisits", request.pv_edge_visits)):
+        if wanted:
+            text += f" {key} " + " ".join(str(v) for v in info.pv_visits)
+    if request.moves_ownership and after is not None and after.ownership is not None:
         text += " movesOwnership " + numbers(after.ownership)
+    if request.moves_ownership_stdev and spread is not None:
+        text += " movesOwnershipStdev " + numbers(spread)
     return text
 
 

@@ -51,12 +51,14 @@ def protocol_streams(stdin: TextIO | None, stdout: TextIO | None) -> tuple[TextI
     return stdin, stdout
 
 
-def input_lines(stdin: TextIO) -> Iterator[str | None]:
-    """The lines of ``stdin``; None for one over MAX_LINE characters, whose rest is skipped."""
-    while line := stdin.readline(MAX_LINE):
-        if len(line) < MAX_LINE or line.endswith("\n"):
+def input_lines(stdin, limit: int = MAX_LINE) -> Iterator[str | bytes | None]:
+    """The lines of ``stdin`` (text, or bytes from a binary stream); None for one over
+    ``limit`` characters (bytes), whose rest is skipped."""
+    while line := stdin.readline(limit):
+        newline = b"\n" if isinstance(line, bytes) else "\n"
+        if len(line) < limit or line.endswith(newline):
             yield line
             continue
-        while line and not line.endswith("\n"):
-            line = stdin.readline(MAX_LINE)
+        while line and not line.endswith(newline):
+            line = stdin.readline(limit)
         yield None

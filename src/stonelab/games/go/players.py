@@ -31,7 +31,10 @@ from stonelab.search.mcts import BatchedMCTS, MCTSConfig
 class MoveInfo:
     """One root move of a search, as the analysis commands report it.
 
-    winrate and lcb are for the side to move, in [0, 1]; pv starts with ``move``.
+    winrate and lcb are for the side to move, in [0, 1]; pv starts with ``move``;
+    ``pv_visits[i]`` is the visits of the edge that plays ``pv[i]`` (``pv_visits[0] ==
+    visits``; never more than the entry before); ``value_sq`` the sum, over the move's
+    visits, of the square of the value each backed up (in [-1, 1]: `edge_squares`).
     """
 
     move: int
@@ -40,15 +43,94 @@ class MoveInfo:
     prior: float
     lcb: float
     pv: tuple[int, ...]
+    pv_visits: tuple[int, ...] = ()
+    value_sq: float = 0.0
 
 
-def lower_confidence_bound(winrate: float, visits: int, z: float = 1.96) -> float:
-    """A normal-approximation lower bound of a win rate over ``visits`` playouts (0 if none).
-    Not clamped at 0: few visits give a negative bound, as KataGo reports it, so GUIs that
-    rank by LCB still tell two uncertain moves apart."""
+LCB_Z = 1.96  # standard errors below the mean: a 97.5% one-sided bound (KataGo's lcbStdevs is 5)
+
+
+def value_lcb(visits: int, winrate: float, value_sq: float, z: float = LCB_Z) -> float:
+    """A lower confidence bound of a win rate from the search's own samples: ``winrate - z *
+    s / sqrt(visits)``, ``s`` the sample standard deviation (Bessel's ``visits - 1``) of the
+    values the visits backed up, in win-rate units (half the value's). One visit has no
+    spread to measure: ``s`` is then the widest a value in [-1, 1] allows (0.5), so one
+    lucky visit makes no tight bound. 0 without visits. Not clamped to [0, 1], as KataGo's
+    (its docs: it "might lie outside of [0,1]")."""
     if visits <= 0:
         return 0.0
-    return winrate - z * math.sqrt(max(winrate * (1.0 - winrate), 1e-4) / visits)
+    spread = 0.5
+    if visits > 1:
+        mean = 2.0 * winrate - 1.0
+        spread = 0.5 * math.sqrt(max(value_sq - visits * mean * mean, 0.0) / (visits - 1))
+    return winrate - z * spread / math.sqrt(visits)
+
+
+def combined_lcb(infos) -> float | None:
+    """`value_lcb` of all the visits of ``infos`` (`MoveInfo`) together: the root's bound,
+    as its win rate is their visit-weighted mean. None before any visit."""
+    visits = sum(info.visits for info in infos)
+    if visits <= 0:
+        return None
+    winrate = sum(info.visits * info.winrate for info in infos) / visits
+    return value_lcb(visits, winrate, sum(info.value_sq for info in infos))
+
+
+def edge_squares(tree, g: int = 0, edges: np.ndarray | None = None) -> np.ndarray:
+    """float64 [len(edges)]: for each of ``edges`` (default: every edge in use) of game
+    ``g``'s tree, the sum over its visits of the square of the value each visit backed up
+    (the tree keeps only their sum, ``value_sum``).
+
+    The values under an edge are those of its child node's own evaluation (one visit, or
+    every visit of a terminal node, all equal) and those under the child's edges, sign
+    flipped: so a node's own value is its edge's sum plus its child edges' sums, and each
+    value's square counts on every edge above it. Exact for a whole subtree (but for the
+    float32 rounding of the sums); a subtree `GoSearchPlayer.prune` dropped counts as its
+    mean, every visit alike (no spread). Only the linked edges are read, not the tree's
+    unvisited ones (most of a 19x19 tree's).
+    """
+    used, count = int(tree.num_edges[g]), int(tree.num_nodes[g])
+    linked = np.flatnonzero(tree.child[g, :used] >= 0)
+    nodes = tree.child[g, linked]
+    visits = tree.visits[g, linked].astype(np.float64)
+    sums = tree.value_sum[g, linked].astype(np.float64)
+    owner = _edge_owners(tree, g, count, linked)
+    # a node's own evaluation: its edge's visits and value less those of its child edges
+    mine = owner >= 0
+    below_n = np.bincount(owner[mine], weights=visits[mine], minlength=count)
+    below_w = np.bincount(owner[mine], weights=sums[mine], minlength=count)
+    own_n = visits - below_n[nodes]
+    own_w = np.clip(sums + below_w[nodes], -own_n, own_n)  # float32 sums: |value| <= 1 each
+    own = np.where(own_n > 0.5, own_w * own_w / np.maximum(own_n, 1.0), 0.0)
+    # each node's own squares onto itself and every node above it
+    parent = np.full(count, -1, dtype=np.int64)
+    parent[nodes] = owner
+    below = np.zeros(count)
+    below[nodes] = own
+    climbing, add = parent[nodes], own
+    while (up := climbing >= 0).any():
+        climbing, add = climbing[up], add[up]
+        below += np.bincount(climbing, weights=add, minlength=count)
+        climbing = parent[climbing]
+    wanted = np.arange(used) if edges is None else np.asarray(edges, dtype=np.int64)
+    n, w, child = (tree.visits[g, wanted].astype(np.float64), tree.value_sum[g, wanted].astype(np.float64),
+                   tree.child[g, wanted])
+    out = np.where(n > 0, w * w / np.maximum(n, 1.0), 0.0)  # no subtree: all at the mean
+    out[child >= 0] = below[child[child >= 0]]
+    return out
+
+
+def _edge_owners(tree, g: int, count: int, edges: np.ndarray) -> np.ndarray:
+    """int64 [len(edges)]: the node whose children ``edges`` are, -1 for an edge outside every
+    node's run of children (a root edge `GoSearchPlayer.restrict_root` hid)."""
+    counts = tree.num_children[g, :count]
+    expanded = np.flatnonzero(counts > 0)
+    starts = tree.first_edge[g, expanded].astype(np.int64)
+    order = np.argsort(starts)
+    expanded, starts = expanded[order], starts[order]
+    at = np.searchsorted(starts, edges, side="right") - 1
+    inside = (at >= 0) & (edges < starts[np.maximum(at, 0)] + counts[expanded[np.maximum(at, 0)]])
+    return np.where(inside, expanded[np.maximum(at, 0)], -1)
 
 
 class GoSearchPlayer:
@@ -197,13 +279,29 @@ class GoSearchPlayer:
             return []
         edges = np.arange(start, start + count)
         order = np.lexsort((-tree.prior[0, edges], -tree.visits[0, edges]))
+        chosen = edges[order][:max_moves]
         infos = []
-        for e in edges[order][:max_moves]:
+        for e, square in zip(chosen, edge_squares(tree, 0, chosen), strict=True):
             visits = int(tree.visits[0, e])
             winrate = 0.5 * (1.0 + float(tree.value_sum[0, e]) / visits) if visits else 0.5
+            pv, pv_visits = self._pv(int(e), pv_length)
             infos.append(MoveInfo(int(tree.move[0, e]), visits, winrate, float(tree.prior[0, e]),
-                                  lower_confidence_bound(winrate, visits), self._pv(int(e), pv_length)))
+                                  value_lcb(visits, winrate, float(square)), pv, pv_visits, float(square)))
         return infos
+
+    def replies(self, move: int) -> list[tuple[int, int]]:
+        """The searched answers to root move ``move``: [(reply, visits)], visits > 0 (none
+        when the move is no searched root edge)."""
+        tree = self.mcts.tree
+        root = int(tree.root[0])
+        start, count = int(tree.first_edge[0, root]), int(tree.num_children[0, root])
+        for e in range(start, start + max(count, 0)):
+            node = int(tree.child[0, e])
+            if int(tree.move[0, e]) == move and node >= 0 and tree.num_children[0, node] > 0:
+                first, many = int(tree.first_edge[0, node]), int(tree.num_children[0, node])
+                return [(int(tree.move[0, r]), int(tree.visits[0, r])) for r in range(first, first + many)
+                        if tree.visits[0, r] > 0]
+        return []
 
     def _ensure_expanded(self) -> None:
         """An unsearched root gets its priors (one evaluation), so analysis has moves to show."""
@@ -211,10 +309,11 @@ class GoSearchPlayer:
         if tree.num_children[0, tree.root[0]] < 0 and self.mcts.outcomes[0] == 0:
             self.mcts.search(self.evaluator, np.array([0]), playouts=1)
 
-    def _pv(self, edge: int, length: int) -> tuple[int, ...]:
-        """The principal variation from root edge ``edge``: most visited child at each ply."""
+    def _pv(self, edge: int, length: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The principal variation from root edge ``edge`` (most visited child at each ply)
+        and the visits of each of its edges."""
         tree = self.mcts.tree
-        pv = [int(tree.move[0, edge])]
+        pv, visited = [int(tree.move[0, edge])], [int(tree.visits[0, edge])]
         node = int(tree.child[0, edge])
         while node >= 0 and len(pv) < length and tree.num_children[0, node] > 0:
             start, count = int(tree.first_edge[0, node]), int(tree.num_children[0, node])
@@ -223,8 +322,9 @@ class GoSearchPlayer:
                 break
             e = start + int(np.argmax(visits))
             pv.append(int(tree.move[0, e]))
+            visited.append(int(tree.visits[0, e]))
             node = int(tree.child[0, e])
-        return tuple(pv)
+        return tuple(pv), tuple(visited)
 
 
 def go_search_player(predictor, settings: dict) -> GoSearchPlayer:
