@@ -166,7 +166,7 @@ def test_commands_compose(compose_config, doc_pages):
                 pytest.fail(f"{page}: `{command}` does not compose: {error}")
             counts[entry] += 1
             if entry == "eval":
-                assert cfg.task in ("match", "predict", "inspect", "gtp_match", "tactics"), (page, command)
+                assert cfg.task in ("match", "ladder", "predict", "inspect", "gtp_match", "tactics"), (page, command)
             if entry in ("eval", "play") and command in fenced and "--help" not in command:
                 assert cfg.ckpt_path, (page, command)
             if entry == "eval" and any(a.startswith("opponent_command=") for a in args):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -120,10 +121,12 @@ def compose_eval(compose_config):
 
 
 def test_each_task_composes_only_its_own_settings(compose_eval):
-    keys = {task: set(compose_eval(f"task={task}")) for task in ("match", "predict", "inspect", "gtp_match", "tactics")}
+    keys = {task: set(compose_eval(f"task={task}"))
+            for task in ("match", "ladder", "predict", "inspect", "gtp_match", "tactics")}
     common = {"task_name", "ckpt_path", "seed", "device", "torch_threads", "paths", "task"}
     assert keys["match"] - common == {"search", "pruning", "games", "opponent", "opponent_playouts", "pure_playouts",
-                                      "opening_moves"}
+                                      "opening_moves", "gomocup"}
+    assert keys["ladder"] - common == {"search", "pruning", "gomocup", "budgets", "games", "opening_moves"}
     assert keys["tactics"] - common == {"search", "pruning", "go", "playouts", "per_kind", "suite_seed", "win_length"}
     assert keys["predict"] - common == {"data", "symmetries"}
     assert keys["inspect"] - common == {"sgf", "move"}
@@ -147,7 +150,7 @@ def test_readme_eval_commands_parse(repo_root, compose_eval):
         # an optional part, [key=value], is given; an elided value, key=..., is left out
         args = [re.sub(r"^\[(.*=.*)\]$", r"\1", arg) for arg in args]
         cfg = compose_eval(*[arg for arg in args if not arg.endswith("=...")])
-        assert cfg.task in ("match", "predict", "inspect", "gtp_match", "tactics") and cfg.ckpt_path, command
+        assert cfg.task in ("match", "ladder", "predict", "inspect", "gtp_match", "tactics") and cfg.ckpt_path, command
         if "opponent_command=" in command:
             # the whole engine command, one value (or our in-process pure MCTS)
             assert " " in cfg.opponent_command or cfg.opponent_command == "pure_mcts", command
@@ -157,7 +160,7 @@ def test_help_lists_the_tasks(tmp_path, repo_root):
     proc = subprocess.run([sys.executable, str(repo_root / "src" / "eval.py"), "--help"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0
-    assert "task: gtp_match, inspect, match, predict, tactics" in proc.stdout
+    assert "task: gtp_match, inspect, ladder, match, predict, tactics" in proc.stdout
     predict = subprocess.run([sys.executable, str(repo_root / "src" / "eval.py"), "task=predict", "--help"],
                              cwd=tmp_path, capture_output=True, text=True, timeout=300).stdout
     config = predict.split("== Config ==")[1]
@@ -264,3 +267,54 @@ def test_predict_scores_the_samples_held_out_games_by_default(sample_root, compo
         run(compose_eval(*base, "data.test_games=30", f"paths.output_dir={root / 'few'}"))
     with pytest.raises(ConfigError, match=r"data.split='every': choose auto, all, train, val or test"):
         run(compose_eval(*base, "data.split=every", f"paths.output_dir={root / 'bad'}"))
+
+
+FAKE_GOMOCUP_BRAIN = Path(__file__).parent / "arena" / "fake_gomocup_brain.py"
+
+
+@pytest.fixture(scope="module")
+def fifteen_ckpt(tmp_path_factory, tiny_alphazero_checkpoint):
+    """A seeded, untrained 15x15 five-in-a-row checkpoint: a board and line a Gomocup brain plays."""
+    return tiny_alphazero_checkpoint(tmp_path_factory.mktemp("fifteen") / "fifteen.ckpt", 15, 5)
+
+
+def test_match_and_ladder_against_a_gomocup_brain(fifteen_ckpt, tmp_path, compose_eval, capsys):
+    """task=match opponent=gomocup and task=ladder, against the fake brain of tests/arena (its
+    strength known by its max_node; the ladder's arithmetic is tested there)."""
+    from stonelab.eval_tasks import run
+
+    brain = [f"gomocup.command='{sys.executable} {FAKE_GOMOCUP_BRAIN} 10'", "gomocup.name=fake",
+             f"ckpt_path={fifteen_ckpt}", "search.playouts=8"]
+    out = run(compose_eval("task=match", "opponent=gomocup", "gomocup.max_node=3", "games=2", *brain,
+                           f"paths.output_dir={tmp_path / 'match'}"))
+    assert out["opponent"] == "gomocup:fake max_node 3" and out["gomocup"]["max_node"] == 3
+    assert out["games"] == 2 and out["opening_moves"] == 2 and out["ci_low"] <= out["win_ratio"] <= out["ci_high"]
+    assert "vs gomocup:fake max_node 3 (its own search): " in capsys.readouterr().out
+    ladder = run(compose_eval("task=ladder", "budgets=[1,100]", "games=2", *brain,
+                              f"paths.output_dir={tmp_path / 'ladder'}"))
+    written = json.loads((tmp_path / "ladder" / "ladder.json").read_text())
+    assert written["opponent"] == "fake" and [r["budget"] for r in written["rungs"]] in ([1], [1, 100])
+    assert all(len(r["game_records"]) == 2 and r["ci_low"] <= r["win_ratio"] <= r["ci_high"] for r in written["rungs"])
+    assert ladder["even"]["text"] in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args, words", [
+    (["opponent=gomocup", "gomocup.command=/nonexistent/pbrain-rapfi"], "'/nonexistent/pbrain-rapfi' does not exist"),
+    (["opponent=gomocup", "gomocup.command=python", "gomocup.max_node=0"], "gomocup.max_node=0 must be a whole number"),
+    (["task=ladder", "gomocup.command=python", "budgets=[10,3]"], "budgets=[10, 3]: give rising whole numbers"),
+])
+def test_bad_gomocup_settings_are_refused_before_any_game(fifteen_ckpt, tmp_path, compose_eval, args, words):
+    from stonelab.errors import ConfigError
+    from stonelab.eval_tasks import run
+
+    with pytest.raises(ConfigError) as refused:
+        run(compose_eval(f"ckpt_path={fifteen_ckpt}", "games=2", *args, f"paths.output_dir={tmp_path}"))
+    assert words in str(refused.value)
+
+
+def test_a_brain_answering_garbage_is_one_line(fifteen_ckpt, tmp_path, run_eval):
+    garbage = f"gomocup.command='python {FAKE_GOMOCUP_BRAIN} 10 garbage'"
+    proc = run_eval([f"ckpt_path={fifteen_ckpt}", "games=2", "opponent=gomocup", garbage], tmp_path)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "failed in game 1 at move 4: protocol: answered 'hello there'" in proc.stderr.strip().splitlines()[-1]
+    assert "Traceback" not in proc.stderr

@@ -122,5 +122,32 @@ def test_a_gtp_opponent_is_refused_for_gomoku(tmp_path, compose_train):
 
     with pytest.raises(ConfigError, match="a GTP engine plays Go; this run plays gomoku"):
         train(compose_train(["callbacks.evaluation.opponent_command=gnugo", "logger=none"], tmp_path))
-    with pytest.raises(ConfigError, match="opponent_checkpoint or opponent_command, not both"):
+    with pytest.raises(ConfigError, match="give one of opponent_checkpoint, opponent_command and gomocup, not several"):
         Evaluation(MCTSConfig(), opponent_checkpoint=__file__, opponent_command="gnugo")
+
+
+def test_a_gomoku_run_is_evaluated_against_a_gomocup_brain_in_run(tmp_path, compose_train, repo_root):
+    import shlex
+    import sys
+
+    from stonelab.pipeline import train
+
+    brain = shlex.join([sys.executable, str(repo_root / "tests" / "arena" / "fake_gomocup_brain.py")])
+    result = train(compose_train(["game=gomoku_8x8_c5", "logger=none",
+                                  f"callbacks.evaluation.gomocup={{command: '{brain}', name: fake, max_node: 3}}"],
+                                 tmp_path))
+    (first, *_) = result["evaluations"]
+    assert first["opponent"] == "gomocup:fake max_node 3" and first["opponent_playouts"] is None
+    assert first["wins"] + first["draws"] + first["losses"] == 2
+
+
+def test_a_gomocup_opponent_is_refused_where_it_cannot_play(tmp_path, compose_train):
+    from stonelab.errors import ConfigError
+    from stonelab.pipeline import train
+
+    with pytest.raises(ConfigError, match="a Gomocup brain plays Gomoku, five in a row; this match is gomoku_6x6_c4"):
+        train(compose_train(["callbacks.evaluation.gomocup={command: python}", "logger=none"], tmp_path))
+    with pytest.raises(ConfigError, match="callbacks.evaluation.gomocup.max_node=0 must be a whole number"):
+        Evaluation(MCTSConfig(), gomocup={"command": "python", "max_node": 0})
+    with pytest.raises(ConfigError, match="give one of opponent_checkpoint, opponent_command and gomocup"):
+        Evaluation(MCTSConfig(), opponent_command="gnugo", gomocup={"command": "python"})

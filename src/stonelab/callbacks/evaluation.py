@@ -6,12 +6,14 @@ import dataclasses
 import json
 import logging
 import os
+import tempfile
 import time
 from functools import partial
 
 import lightning as L
 import numpy as np
 
+from stonelab.arena.gomocup_player import GomocupOpponent, GomocupPlayer, refuse_other_games
 from stonelab.arena.players import NeuralMCTSPlayer, PureMCTSPlayer, play_match, pure_mcts_player
 from stonelab.arena.ratings import MatchResult
 from stonelab.callbacks.logging import log_metrics
@@ -39,7 +41,10 @@ class Evaluation(L.Callback):
     of games, one per colour, starts from a random 2-stone opening: two networks
     searching without noise would replay the same two games). That file may also be a net
     that AlphaZero_Gomoku publishes (`stonelab.models.nets.alphazero_gomoku`); a net
-    opponent searches ``opponent_playouts`` (None: the player's playouts). Logs eval/win_ratio with its 95% Wilson interval, keeps ``best.ckpt`` (best win
+    opponent searches ``opponent_playouts`` (None: the player's playouts). On Go,
+    ``opponent_command`` is a GTP engine; on Gomoku (five in a row), ``gomocup`` is an external
+    Gomocup brain such as Rapfi (``conf/gomocup/rapfi.yaml``'s settings, e.g. ``{command:
+    /path/pbrain-rapfi, max_node: 10}``), from the same random 2-stone openings. Logs eval/win_ratio with its 95% Wilson interval, keeps ``best.ckpt`` (best win
     ratio against the current opponent) and appends every match to
     ``evaluations.jsonl`` in the checkpoint folder. With DDP each rank plays its
     share of the games and the results are summed.
@@ -54,7 +59,7 @@ class Evaluation(L.Callback):
                  opponent_checkpoint: str | None = None, opponent_command: str | None = None,
                  seed: int = 0, dirpath: str | None = None,
                  at_train_end: bool = True, pruning=None, torch_threads: int | None = 1,
-                 precision: str | None = None, opponent_playouts: int | None = None):
+                 precision: str | None = None, opponent_playouts: int | None = None, gomocup: dict | None = None):
         check([
             (lambda: every_n_rounds >= 1, f"callbacks.evaluation.every_n_rounds={every_n_rounds!r} must be >= 1"),
             (lambda: games >= 1, f"callbacks.evaluation.games={games!r} must be >= 1"),
@@ -73,9 +78,12 @@ class Evaluation(L.Callback):
         self.precision = check_search_precision(precision, "callbacks.evaluation.precision")
         if opponent_checkpoint and not os.path.isfile(opponent_checkpoint):
             raise ConfigError(f"callbacks.evaluation.opponent_checkpoint={opponent_checkpoint}: no such file")
-        if opponent_checkpoint and opponent_command:
-            raise ConfigError("callbacks.evaluation: give opponent_checkpoint or opponent_command, not both")
+        if sum(map(bool, (opponent_checkpoint, opponent_command, gomocup))) > 1:
+            raise ConfigError("callbacks.evaluation: give one of opponent_checkpoint, opponent_command "
+                              "and gomocup, not several")
         self.opponent_command = opponent_command
+        self.gomocup = GomocupOpponent.from_config(gomocup, "callbacks.evaluation.gomocup") if gomocup else None
+        self._gomocup_folder: str | None = None  # the brains' INFO folder and stderr, made on first use
         self.search = search if isinstance(search, MCTSConfig) else MCTSConfig(**search)
         self.game_settings = pruning  # the player under test searches like self-play (`own_search_settings`)
         self.every_n_rounds = every_n_rounds
@@ -129,6 +137,8 @@ class Evaluation(L.Callback):
         if self.opponent_command and "gtp" not in spec.protocols:
             raise ConfigError(f"callbacks.evaluation.opponent_command: a GTP engine plays Go; "
                               f"this run plays {spec.name}")
+        if self.gomocup:
+            refuse_other_games(pl_module.game)
         # Refuse an opponent of another game before any self-play, and load it once.
         # A stonelab checkpoint of the same game and board, or AlphaZero_Gomoku's published net.
         self._opponent_net, self._opponent_label = (
@@ -136,6 +146,8 @@ class Evaluation(L.Callback):
             if self.opponent_checkpoint else (None, None))
 
     def opponent_name(self) -> str:
+        if self.gomocup:
+            return f"gomocup:{self.gomocup.label}"
         if self.opponent_command:
             return f"gtp:{self.opponent_command}"
         if self.opponent_checkpoint:
@@ -152,7 +164,7 @@ class Evaluation(L.Callback):
 
     @property
     def against_pure_mcts(self) -> bool:
-        return not (self.opponent_checkpoint or self.opponent_command)
+        return not (self.opponent_checkpoint or self.opponent_command or self.gomocup)
 
     def on_train_start(self, trainer, pl_module) -> None:
         # A match due when a stop signal ended the run (cut short, or not yet begun) is
@@ -261,10 +273,14 @@ class Evaluation(L.Callback):
                     player = NeuralMCTSPlayer(module.game, stop_checking(self._evaluator(trainer, module, "player"), stop),
                                               self.search, settings=own_search_settings(module.game, self.game_settings))
                     opponent = self._opponent(trainer, module, stop)
-                    # Two networks search deterministically: random 2-stone openings vary the games.
-                    opening = 2 if self.opponent_checkpoint else 0
-                    result = play_match(module.game, player, opponent, games, opening_moves=opening,
-                                        seed=(self.seed * 7919 + module.rounds) * 64 + module.global_rank)
+                    # Two deterministic searchers (networks, Rapfi): random 2-stone openings vary the games.
+                    opening = 2 if self.opponent_checkpoint or self.gomocup else 0
+                    try:
+                        result = play_match(module.game, player, opponent, games, opening_moves=opening,
+                                            seed=(self.seed * 7919 + module.rounds) * 64 + module.global_rank)
+                    finally:
+                        if self.gomocup:
+                            opponent.close()  # the brains of unfinished games (a stop signal, a fault)
                     wins, draws, losses = result.wins, result.draws, result.losses
             except StopRequested:
                 cut = 1
@@ -315,6 +331,10 @@ class Evaluation(L.Callback):
         if self.opponent_checkpoint:
             evaluate = stop_checking(self._evaluator(trainer, module, "opponent"), stop)
             return NeuralMCTSPlayer(module.game, evaluate, self.opponent_search(), name="opponent")
+        if self.gomocup:
+            if self._gomocup_folder is None:
+                self._gomocup_folder = tempfile.mkdtemp(prefix="stonelab_gomocup_")
+            return _StopBetweenGames(GomocupPlayer(module.game, self.gomocup, self._gomocup_folder), stop)
         pure = pure_mcts_player(module.game, self.pure_playouts, self.search.c_puct, seed=seed)
         # Gomoku's pure MCTS searches one game at a time; Go's is the batched search over all games
         return _StopBetweenGames(pure, stop) if isinstance(pure, PureMCTSPlayer) else _StopBeforeSearch(pure, stop)

@@ -1,7 +1,9 @@
 """What `src/eval.py` runs: one module per task, its settings in ``conf/task/<task>.yaml``.
 
-    match      an alphazero Gomoku checkpoint, with search, against pure MCTS, another checkpoint
-               or AlphaZero_Gomoku's published net
+    match      an alphazero Gomoku checkpoint, with search, against pure MCTS, another checkpoint,
+               AlphaZero_Gomoku's published net or an external Gomocup brain (Rapfi)
+    ladder     an alphazero Gomoku checkpoint against a Gomocup brain at rising node budgets:
+               the budget where it scores 50%
     predict    a Go move predictor's scores on SGF games (a training run's split, or all of them)
     inspect    one position of an SGF game as a figure: policy, belief, value, gate
     gtp_match  a Go move predictor, without search, against a GTP engine (GNU Go, Pachi, ...)
@@ -20,7 +22,7 @@ from omegaconf import DictConfig
 
 from stonelab.errors import ConfigError
 
-TASKS = ("match", "predict", "inspect", "gtp_match", "tactics")
+TASKS = ("match", "ladder", "predict", "inspect", "gtp_match", "tactics")
 
 
 def run(cfg: DictConfig) -> dict:

@@ -1,8 +1,10 @@
 """``task=match``: an alphazero checkpoint (any registered game), with search, against pure
-MCTS, another checkpoint or a net that AlphaZero_Gomoku publishes."""
+MCTS, another checkpoint, a net that AlphaZero_Gomoku publishes or (Gomoku) an external
+Gomocup brain such as Rapfi (``opponent=gomocup``, its settings ``gomocup.*``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from dataclasses import replace
@@ -10,6 +12,7 @@ from dataclasses import replace
 import numpy as np
 from omegaconf import DictConfig
 
+from stonelab.arena.gomocup_player import GomocupOpponent, GomocupPlayer
 from stonelab.arena.players import NeuralMCTSPlayer, play_match, pure_mcts_player
 from stonelab.errors import ConfigError
 from stonelab.eval_tasks import require_checkpoint, write_result
@@ -26,17 +29,10 @@ def run(cfg: DictConfig) -> dict:
     path = require_checkpoint(cfg)
     if cfg.games < 1:
         raise ConfigError(f"games={cfg.games} must be >= 1")
-    set_threads(cfg.torch_threads)
-    device = resolve_device(cfg.device)
-    loaded = checkpoints.load(path)
-    if loaded.model != "alphazero":  # a Go move predictor plays GTP engines instead
-        raise ConfigError(f"task=match plays alphazero checkpoints; {path} holds {checkpoints.describe(loaded.identity)}: "
-                          f"score it with task=predict, or against GNU Go with task=gtp_match")
-    game = loaded.game
-    search = MCTSConfig(**cfg.search)
+    gomocup = GomocupOpponent.from_config(cfg.get("gomocup")) if cfg.opponent == "gomocup" else None
+    loaded, player, device = searching_player(cfg, path)
+    game, search = loaded.game, player.config
     spec = registry.of(game)
-    settings = registry.own_settings(spec, cfg)  # the game's own (Gomoku: pruning); another game's refused
-    player = NeuralMCTSPlayer(game, net_evaluator(loaded.net, device), search, settings=settings)
     opponent_playouts = cfg.get("opponent_playouts") or None
     if opponent_playouts is not None and (not isinstance(opponent_playouts, int) or opponent_playouts < 1):
         raise ConfigError(f"opponent_playouts={opponent_playouts!r} must be a whole number >= 1 "
@@ -44,12 +40,15 @@ def run(cfg: DictConfig) -> dict:
     if cfg.opponent == "pure_mcts":
         opponent = pure_mcts_player(game, cfg.pure_playouts, search.c_puct, seed=cfg.seed)
         opponent_name = f"pure_mcts_{cfg.pure_playouts}"
+    elif gomocup is not None:  # an external brain, one process a game (stonelab.arena.gomocup_player)
+        opponent = GomocupPlayer(game, gomocup, cfg.paths.output_dir)
+        opponent_name = f"gomocup:{opponent.name}"
     elif cfg.opponent in spec.opponents:  # a search-free player of the game's own
         opponent = spec.opponents[cfg.opponent](game, seed=cfg.seed)
         opponent_name = opponent.name
     else:  # another checkpoint of the same game and board, or AlphaZero_Gomoku's published net
         if not os.path.isfile(str(cfg.opponent)):
-            named = ", ".join(["pure_mcts", *spec.opponents])
+            named = ", ".join(["pure_mcts", "gomocup", *spec.opponents])
             raise ConfigError(f"opponent={cfg.opponent}: no such file, and not an opponent of {spec.title} "
                               f"({named}); give one of those or a checkpoint's path")
         net, opponent_name = checkpoints.load_opponent(str(cfg.opponent), loaded.identity)
@@ -58,31 +57,61 @@ def run(cfg: DictConfig) -> dict:
             # its own player (human_play.py): c_puct 5, a fresh tree every move
             opponent_search = replace(opponent_search, c_puct=5.0, reuse_tree=False)
         opponent = NeuralMCTSPlayer(game, net_evaluator(net, device), opponent_search, name="opponent")
-    opening = cfg.get("opening_moves")
-    if opening is None:  # two checkpoints search deterministically: vary the games
-        opening = 0 if cfg.opponent == "pure_mcts" else 2
-    longest = spec.max_opening(game)
-    if not isinstance(opening, int) or not 0 <= opening <= longest:
-        raise ConfigError(f"opening_moves={opening} must be an integer from 0 to {longest}")
+    opening = opening_moves(cfg, game)
     start = time.perf_counter()
     games: list[dict] = []
-    result = play_match(game, player, opponent, cfg.games, opening_moves=opening, seed=cfg.seed, games_out=games)
+    try:
+        result = play_match(game, player, opponent, cfg.games, opening_moves=opening, seed=cfg.seed,
+                            games_out=games)
+    finally:
+        if gomocup is not None:
+            opponent.close()
     lo, hi = result.interval
     out = {"checkpoint": path, "game": game.name, "opponent": opponent_name,
            "playouts": search.playouts,
            "opponent_playouts": opponent_playouts_of(cfg, opponent),
+           **({"gomocup": dataclasses.asdict(gomocup)} if gomocup is not None else {}),
            "opening_moves": opening, "games": result.games, "wins": result.wins,
            "draws": result.draws, "losses": result.losses, "win_ratio": result.win_ratio,
            "ci_low": lo, "ci_high": hi, "seconds": round(time.perf_counter() - start, 1),
            **by_colour(games), "median_plies": float(np.median([len(g["moves"]) for g in games])),
            "game_records": games}
     opponent_playouts = out["opponent_playouts"]
-    searched = "no search" if opponent_playouts is None else f"{opponent_playouts} playouts"
+    searched = ("its own search" if gomocup is not None else "no search" if opponent_playouts is None
+                else f"{opponent_playouts} playouts")
     print(f"{path} ({search.playouts} playouts) vs {opponent_name} ({searched}): {result}; "
           f"as black {out['black']['wins']}/{out['black']['games']}, as white {out['white']['wins']}/"
           f"{out['white']['games']}, median {out['median_plies']:g} plies")
     write_result(cfg, "match.json", out)
     return out
+
+
+def searching_player(cfg: DictConfig, path: str):
+    """The checkpoint at ``path`` (an alphazero one) and its player, searching with ``cfg.search``
+    and the game's own settings (Gomoku: ``cfg.pruning``); also the device it runs on."""
+    set_threads(cfg.torch_threads)
+    device = resolve_device(cfg.device)
+    loaded = checkpoints.load(path)
+    if loaded.model != "alphazero":  # a Go move predictor plays GTP engines instead
+        raise ConfigError(f"task={cfg.task} plays alphazero checkpoints; {path} holds "
+                          f"{checkpoints.describe(loaded.identity)}: score it with task=predict, "
+                          f"or against GNU Go with task=gtp_match")
+    settings = registry.own_settings(registry.of(loaded.game), cfg)  # another game's settings are refused
+    player = NeuralMCTSPlayer(loaded.game, net_evaluator(loaded.net, device), MCTSConfig(**cfg.search),
+                              settings=settings)
+    return loaded, player, device
+
+
+def opening_moves(cfg: DictConfig, game) -> int:
+    """``cfg.opening_moves``, checked; null: 0 against pure MCTS, else 2 (two deterministic searchers
+    would replay the same two games)."""
+    opening = cfg.get("opening_moves")
+    if opening is None:
+        opening = 0 if cfg.get("opponent") == "pure_mcts" else 2
+    longest = registry.of(game).max_opening(game)
+    if not isinstance(opening, int) or not 0 <= opening <= longest:
+        raise ConfigError(f"opening_moves={opening} must be an integer from 0 to {longest}")
+    return opening
 
 
 def opponent_playouts_of(cfg: DictConfig, opponent) -> int | None:

@@ -99,7 +99,12 @@ class Limits:
     timeout_match: int = 180_000    # ms
     max_memory: int = 350 * MIB     # bytes
     tolerance: int = 1000           # ms
-    memory: str = "rss"             # which figure max_memory judges: rss or uss
+    memory: str = "rss"             # which figure max_memory judges: rss, uss, or none (measured only:
+                                    # an opponent outside a tournament, whose INFO max_memory sizes its hash)
+    pause: bool = True              # SIGSTOP a brain once it answered (GomocupJudge's way). Off for an
+                                    # opponent outside a tournament: Rapfi prints its move before its search
+                                    # thread clears its "thinking" flag, and stopped in between, it drops the
+                                    # next command once resumed (answering "ERROR Unknown command: TIME_LEFT")
 
 
 @dataclass
@@ -115,19 +120,22 @@ class BrainRecord:
 class Brain:
     """One brain process for one game, run by GomocupJudge's rules (see the module doc)."""
 
-    def __init__(self, command: str, size: int, rule: int, limits: Limits, folder: str, stderr):
+    def __init__(self, command: str, size: int, rule: int, limits: Limits, folder: str, stderr,
+                 info: dict | None = None):
+        """``info``: more ``INFO key value`` lines after the standard ones (Rapfi's ``max_node``)."""
         self.limits, self.size = limits, size
         self.record = BrainRecord(command)
         try:
             self.proc = subprocess.Popen(shlex.split(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=stderr, text=True, bufsize=1)
-        except OSError as exc:
-            raise StonelabError(f"--brain {command!r} cannot be started: {exc}") from None
+        except (OSError, ValueError) as exc:  # ValueError: shlex's unclosed quote
+            raise StonelabError(f"the brain {command!r} cannot be started: {exc}") from None
         self.lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         for line in (f"START {size}", f"INFO timeout_turn {limits.timeout_turn}",
                      f"INFO timeout_match {limits.timeout_match}", f"INFO max_memory {limits.max_memory}",
-                     "INFO game_type 1", f"INFO rule {rule}", f"INFO folder {folder}"):
+                     "INFO game_type 1", f"INFO rule {rule}", f"INFO folder {folder}",
+                     *(f"INFO {key} {value}" for key, value in (info or {}).items())):
             self.send(line)
 
     def _read(self) -> None:
@@ -161,12 +169,13 @@ class Brain:
         point = self._answer(started + allowed, allowed)
         spent = time.monotonic() - started
         uss, rss = process_memory(self.proc.pid)
-        self.signal(signal.SIGSTOP)
+        if limits.pause:
+            self.signal(signal.SIGSTOP)
         record.peak_uss, record.peak_rss = max(record.peak_uss, uss), max(record.peak_rss, rss)
         record.move_ms.append(round(spent * 1000))
         record.time_used += int(max(0.0, spent - 0.01) * 1000)
         peak = record.peak_rss if limits.memory == "rss" else record.peak_uss
-        if peak > limits.max_memory:
+        if limits.memory != "none" and peak > limits.max_memory:
             raise BrainLost("MLE", f"{limits.memory.upper()} {peak / MIB:.0f} MiB over {limits.max_memory / MIB:.0f} MiB")
         return point
 
@@ -177,7 +186,7 @@ class Brain:
             except queue.Empty:
                 raise BrainLost("TLE", f"no move within {allowed * 1000:.0f} ms") from None
             if line is _EOF:
-                raise BrainLost("protocol", f"the brain exited (code {self.proc.poll()})")
+                raise BrainLost("protocol", f"the brain exited (code {self._exit_code()})")
             word = line.split(" ", 1)[0].upper()
             if word in ("MESSAGE", "DEBUG", "OK"):       # START's OK comes late when loading is slow
                 self.record.messages.append(line[:200])
@@ -189,6 +198,13 @@ class Brain:
             if not (0 <= x < self.size and 0 <= y < self.size):
                 raise BrainLost("illegal", f"{x},{y} is off the {self.size}x{self.size} board")
             return y * self.size + x
+
+    def _exit_code(self) -> int | None:
+        """The exit code of a brain whose output ended: it may take a moment to be reaped."""
+        try:
+            return self.proc.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            return None  # it closed its output and lives on
 
     def close(self) -> None:
         self.signal(signal.SIGCONT)
