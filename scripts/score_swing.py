@@ -2,11 +2,14 @@
 
     python scripts/score_swing.py [--ckpt models/go19_resnet3x64_kgs_aux.ckpt]
         [--games-dir ../shared/data/kgs] [--games 10] [--moves 60] [--visits 50] [--komi 7.5]
+        [--symmetries 1|8]
 
 Sends each even 19x19 game of ``--games-dir`` (SGF files, read by stonelab.data.sgf) to the
 KataGo-style JSON engine (stonelab.protocols.analysis) as one query analysing turns 0..moves,
-and prints the median and mean |scoreLead(t+1) - scoreLead(t)| in Black's view, and in how
-many turns the win rate and scoreLead favour different sides. The 2015 KGS games in
+and prints the median and mean |scoreLead(t+1) - scoreLead(t)| in Black's view, the median
+|winrate(t+1) - winrate(t)|, in how many turns the win rate and scoreLead favour different
+sides, and KaTrain's points lost by the players' moves (the mover's sign times the drop in
+Black's scoreLead: a constant favour to the side to move shows here as a median far from 0). The 2015 KGS games in
 ../shared/data/kgs were never trained on; docs/analysis_engine.md has the numbers.
 """
 
@@ -22,7 +25,7 @@ import torch
 
 from stonelab.data.sgf import load_games
 from stonelab.errors import StonelabError
-from stonelab.models.inference import MovePredictor
+from stonelab.models.alphazero_go import go_model_from_checkpoint
 from stonelab.protocols.analysis import AnalysisEngine
 from stonelab.protocols.gtp import move_name
 
@@ -39,6 +42,12 @@ def roots_of(engine: AnalysisEngine, game, moves: int, komi: float) -> list[dict
     return [a["rootInfo"] for a in sorted((a for a in answers if "rootInfo" in a), key=lambda a: a["turnNumber"])]
 
 
+def points_lost(lead: np.ndarray, colours: list[int]) -> list[float]:
+    """KaTrain's points lost by each move (katrain.core.game_node.GameNode.points_lost): the
+    mover's sign times the drop in Black's scoreLead from before the move to after it."""
+    return [float(colour * (lead[t] - lead[t + 1])) for t, colour in enumerate(colours)]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ckpt", default="models/go19_resnet3x64_kgs_aux.ckpt")
@@ -47,10 +56,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--moves", type=int, default=60)
     parser.add_argument("--visits", type=int, default=50)
     parser.add_argument("--komi", type=float, default=7.5)
+    parser.add_argument("--symmetries", type=int, default=1, choices=(1, 8),
+                        help="8: the net averaged over the board's symmetries (as play.py's symmetries=8)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     try:
-        engine = AnalysisEngine(MovePredictor.from_checkpoint(args.ckpt), {"leaves_per_game": 4},
+        engine = AnalysisEngine(go_model_from_checkpoint(args.ckpt, symmetries=args.symmetries), {"leaves_per_game": 4},
                                 max_visits=args.visits)
         games = [g for g in load_games([args.games_dir]).games
                  if g.board_size == 19 and g.handicap == 0 and len(g.moves) >= args.moves][:args.games]
@@ -59,17 +70,21 @@ def main(argv: list[str] | None = None) -> int:
     except (StonelabError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    steps, disagree, turns = [], 0, 0
+    steps, rate_steps, lost, disagree, turns = [], [], [], 0, 0
     for game in games:
         roots = roots_of(engine, game, args.moves, args.komi)
         lead = np.array([r["scoreLead"] for r in roots])
         winrate = np.array([r["winrate"] for r in roots])
         steps += list(np.abs(np.diff(lead)))
+        rate_steps += list(np.abs(np.diff(winrate)))
+        lost += points_lost(lead, [colour for colour, _ in game.moves[:len(lead) - 1]])
         disagree += int(np.sum(np.sign(winrate - 0.5) != np.sign(lead)))
         turns += len(roots)
     print(f"{len(games)} games x {args.moves + 1} turns, {args.visits} visits, komi {args.komi}: "
           f"median |dScoreLead| {np.median(steps):.1f}, mean {np.mean(steps):.1f}; "
-          f"winrate and scoreLead on different sides in {disagree}/{turns} turns")
+          f"median |dWinrate| {np.median(rate_steps):.3f}; "
+          f"winrate and scoreLead on different sides in {disagree}/{turns} turns; "
+          f"KaTrain's points lost for the players' moves: median {np.median(lost):.1f}, mean {np.mean(lost):.1f}")
     return 0
 
 

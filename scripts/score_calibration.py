@@ -1,0 +1,206 @@
+"""How true the Go net's score, win rate and ownership are on counted games it never saw.
+
+    python scripts/score_calibration.py [--ckpt models/go19_resnet3x64_kgs_aux.ckpt]
+        [--games-dir ../shared/data/kgs] [--games 100] [--every 5] [--gnugo /usr/games/gnugo]
+        [--board-size 19]
+
+Reads the counted (``RE[B+12.5]``, not resigned or timed out) even ``--board-size`` games of
+``--games-dir`` (the 2015 KGS games in ../shared/data/kgs were never trained on), replays
+each, and asks the net (no search: the ``rawLead``/``rawWinrate`` every analysis answer
+carries) for its score and win rate every ``--every`` moves. Per move-number bucket it
+prints how often the score and the win rate name the real winner and the score's mean
+absolute error against the recorded margin, in Black's view.
+
+The ownership check needs a dead-stone judge we did not write: with GNU Go (``--gnugo``), each
+game's final position is scored by GNU Go's ``final_status_list dead`` and Tromp-Taylor
+regions (the reference owner of each point; dame and seki points are left out), and the
+net's ownership of that final position is compared point by point.
+
+The recorded margins are KGS's (Japanese counting for most games); the net counts area.
+The two differ by a point or two (prisoners against stones, dame), well below the errors
+measured here. docs/analysis_engine.md has the numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from stonelab.data.sgf import GameRecord, load_games, result_score
+from stonelab.errors import StonelabError
+from stonelab.games.go.rules import EMPTY, GoRules, GoState, tromp_taylor_owner
+from stonelab.models.inference import MovePredictor
+
+BUCKETS = (0, 50, 100, 150, 200, 250)  # move-number buckets: [0, 50), [50, 100), ..., [250, end]
+
+
+@dataclass
+class Bucket:
+    """Sums over the positions of one move-number bucket."""
+
+    positions: int = 0
+    score_right: int = 0
+    winrate_right: int = 0
+    abs_error: float = 0.0
+    owned_right: int = 0
+    owned_abs_error: float = 0.0
+    errors: list = field(default_factory=list)
+
+    def add(self, lead: float, winrate: float, owned: float, margin: float) -> None:
+        self.positions += 1
+        self.score_right += int(np.sign(lead) == np.sign(margin))
+        self.winrate_right += int((winrate > 0.5) == (margin > 0))
+        self.abs_error += abs(lead - margin)
+        self.errors.append(lead - margin)
+        self.owned_right += int(np.sign(owned) == np.sign(margin))
+        self.owned_abs_error += abs(owned - margin)
+
+
+def counted_games(games_dir: str, limit: int, n: int = 19) -> list[GameRecord]:
+    """The first ``limit`` even n x n games of ``games_dir`` whose result is a counted margin."""
+    games = []
+    for game in load_games([games_dir]).games:
+        margin = result_score(game.result)
+        if game.board_size == n and game.handicap == 0 and not np.isnan(margin) and margin != 0:
+            games.append(game)
+        if len(games) == limit:
+            break
+    return games
+
+
+def positions(game: GameRecord, every: int) -> list[GoState]:
+    """The game's position every ``every`` moves, and its final position, in move order.
+    Keep ``every`` odd: both colours then get turns to move (an even one measures only the
+    positions with the first player to move)."""
+    rules = GoRules(game.board_size, komi=game.komi, superko=False)
+    state = rules.new_state().setup(game.setup_black, game.setup_white)
+    state.to_play = game.first_player
+    out = [state.copy()]
+    for i, (colour, point) in enumerate(game.moves, 1):
+        state.to_play = colour
+        state.play(point)
+        if i % every == 0 or i == len(game.moves):
+            out.append(state.copy())
+    return out
+
+
+def black_view(predictor: MovePredictor, states: list[GoState]) -> tuple[np.ndarray, np.ndarray, list]:
+    """The net's score lead, win rate and ownership (in [-1, 1]) of each state, Black's view."""
+    leads, rates, owners = [], [], []
+    for est, state in zip(predictor.estimates(states), states, strict=True):
+        sign = 1.0 if state.to_play == 1 else -1.0
+        leads.append(sign * est.score_lead)
+        rates.append(est.winrate if sign > 0 else 1.0 - est.winrate)
+        owners.append(None if est.ownership is None else sign * est.ownership)
+    return np.array(leads), np.array(rates), owners
+
+
+def reference_owner(state: GoState, gnugo) -> np.ndarray:
+    """+1 black, -1 white, 0 dame or seki of each point of ``state``: GNU Go's dead stones
+    taken off, then Tromp-Taylor regions."""
+    from stonelab.protocols.gtp import move_name
+
+    gnugo.clear_board()
+    gnugo.komi(float(state.rules.komi))
+    board = state.board
+    for point in np.flatnonzero(board != EMPTY):
+        gnugo.send(f"play {'b' if board[point] == 1 else 'w'} {move_name(int(point), state.n)}")
+    cleaned = board.copy()
+    cleaned[gnugo.final_status_list("dead")] = EMPTY
+    seki = gnugo.final_status_list("seki")
+    owner = np.zeros_like(cleaned)
+    tromp_taylor_owner(cleaned, state.arrays.neighbours, owner)
+    owner[seki] = 0
+    return owner
+
+
+def bucket_of(move: int) -> int:
+    return max(b for b in BUCKETS if move >= b)
+
+
+def report(buckets: dict[int, Bucket]) -> None:
+    print("moves      positions  score names winner  win rate names winner  mean |error|  median error"
+          "  ownership sum names winner  its mean |error|")
+    total = Bucket()
+    for start in BUCKETS:
+        b = buckets.get(start)
+        if not b or not b.positions:
+            continue
+        label = f"{start}-{start + 50}" if start < BUCKETS[-1] else f"{start}+"
+        print(f"{label:<10} {b.positions:>9}  {b.score_right / b.positions:>18.3f}  {b.winrate_right / b.positions:>21.3f}"
+              f"  {b.abs_error / b.positions:>12.1f}  {np.median(b.errors):>12.1f}"
+              f"  {b.owned_right / b.positions:>27.3f}  {b.owned_abs_error / b.positions:>16.1f}")
+        if start >= 150:
+            for name in ("positions", "score_right", "winrate_right", "abs_error", "owned_right", "owned_abs_error"):
+                setattr(total, name, getattr(total, name) + getattr(b, name))
+    if total.positions:
+        print(f"{'150+':<10} {total.positions:>9}  {total.score_right / total.positions:>18.3f}"
+              f"  {total.winrate_right / total.positions:>21.3f}  {total.abs_error / total.positions:>12.1f}"
+              f"  {'':>12}  {total.owned_right / total.positions:>27.3f}  {total.owned_abs_error / total.positions:>16.1f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--ckpt", default="models/go19_resnet3x64_kgs_aux.ckpt")
+    parser.add_argument("--games-dir", default="../shared/data/kgs")
+    parser.add_argument("--games", type=int, default=100)
+    parser.add_argument("--every", type=int, default=5)
+    parser.add_argument("--gnugo", default=None, help="GNU Go's executable: also check ownership at the end")
+    parser.add_argument("--board-size", type=int, default=19,
+                        help="the games' board; a 19x19 net is resized to it (MovePredictor.for_board)")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    try:
+        predictor = MovePredictor.from_checkpoint(args.ckpt).for_board(args.board_size)
+        games = counted_games(args.games_dir, args.games, args.board_size)
+        if not games:
+            raise StonelabError(f"{args.games_dir}: no counted even {args.board_size}x{args.board_size} game")
+        gnugo = None
+        if args.gnugo:
+            from stonelab.protocols.gtp_client import GTPClient
+
+            gnugo = GTPClient([args.gnugo, "--mode", "gtp", "--chinese-rules"], label="GNU Go")
+            gnugo.boardsize(args.board_size)
+    except (StonelabError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    buckets: dict[int, Bucket] = {}
+    final, judged = Bucket(), Bucket()  # the net, and GNU Go's count, on each game's last position
+    owner_right = owner_points = 0
+    for game in games:
+        margin = result_score(game.result)
+        states = positions(game, args.every)
+        leads, rates, owners = black_view(predictor, states)
+        for state, lead, rate, owned in zip(states, leads, rates, owners, strict=True):
+            area = np.nan if owned is None else float(owned.sum()) - game.komi
+            buckets.setdefault(bucket_of(state.move_number), Bucket()).add(lead, rate, area, margin)
+        final.add(leads[-1], rates[-1], np.nan if owners[-1] is None else float(owners[-1].sum()) - game.komi, margin)
+        if gnugo is not None and owners[-1] is not None:
+            reference = reference_owner(states[-1], gnugo)
+            count = float(reference.sum()) - game.komi
+            judged.add(count, 0.5 + 0.5 * np.sign(count), count, margin)
+            decided = reference != 0
+            owner_right += int(np.sum(np.sign(owners[-1][decided]) == reference[decided]))
+            owner_points += int(decided.sum())
+    print(f"{len(games)} counted {args.board_size}x{args.board_size} games of {args.games_dir}, {args.ckpt}, "
+          f"the net without search, Black's view")
+    report(buckets)
+    print(f"last position: the net's score names the winner in {final.score_right}/{final.positions} games, "
+          f"mean |error| {final.abs_error / final.positions:.1f}; its win rate {final.winrate_right}/{final.positions}")
+    if judged.positions:
+        print(f"last position counted with GNU Go's dead stones: the winner in {judged.score_right}/{judged.positions}"
+              f" games, mean |error| {judged.abs_error / judged.positions:.1f} (the recorded margins' own noise)")
+    if owner_points:
+        print(f"ownership at the end agrees with GNU Go's final status on {owner_right / owner_points:.3f} "
+              f"of {owner_points} decided points")
+    if gnugo is not None:
+        gnugo.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
