@@ -275,9 +275,10 @@ def test_perspective_black_flips_white_to_move_values(engine):
 
 def test_the_shipped_score_net_reports_one_view_whichever_side_is_to_move(repo_root, one_thread):
     """The aux net's scoreLead (BLACK) of black K10 and of K10 with a white pass (the same
-    stones, black to move) agree, and 20 points of komi either way make a clear position
-    whose win rate and scoreLead favour the same side. Rank-0 planes made the scoreLead
-    of these two positions 46 points apart."""
+    stones, black to move): the pass never helps White and costs White at most a tempo (on
+    an open 19x19 board a move is worth about twice the fair komi, ~14 points), and 20
+    points of komi either way make a clear position whose win rate and scoreLead favour the
+    same side. Rank-0 planes made the scoreLead of these two positions 46 points apart."""
     engine = AnalysisEngine(MovePredictor.from_checkpoint(str(repo_root / "models" / "go19_resnet3x64_kgs_aux.ckpt")),
                             {"leaves_per_game": 4}, max_visits=16)
 
@@ -287,7 +288,7 @@ def test_the_shipped_score_net_reports_one_view_whichever_side_is_to_move(repo_r
 
     for komi in (-19.5, 7.5, 19.5):
         white, black = root([["B", "K10"]], komi), root([["B", "K10"], ["W", "pass"]], komi)
-        assert abs(white["scoreLead"] - black["scoreLead"]) < 5.0, (komi, white, black)
+        assert 0.0 <= black["scoreLead"] - white["scoreLead"] < 14.0, (komi, white, black)
     for komi, ahead in ((-19.5, 1), (19.5, -1)):  # 1: black ahead
         for moves in ([], [["B", "K10"]]):
             r = root(moves, komi)
