@@ -40,7 +40,7 @@ def run_entry_point(repo_root, tmp_path):
     ("train", ["model=beliefvit", "--help"], "model=beliefvit: no such option of group model"),
     ("train", ["-m", "model=beliefvit,alphazero"], "model=beliefvit: no such option of group model"),
     ("eval", ["task=mach"],
-     "task=mach: no such option of group task (choose gtp_match, inspect, match, predict, tactics); "
+     "task=mach: no such option of group task (choose gtp_match, inspect, ladder, match, predict, tactics); "
      "did you mean match?"),
     ("play", ["search.playout=1"],
      "search.playout is not a setting; did you mean search.playouts? (a new key needs a leading +)"),

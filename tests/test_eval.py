@@ -130,7 +130,7 @@ def test_each_task_composes_only_its_own_settings(compose_eval):
     assert keys["tactics"] - common == {"search", "pruning", "go", "playouts", "per_kind", "suite_seed", "win_length"}
     assert keys["predict"] - common == {"data", "symmetries"}
     assert keys["inspect"] - common == {"sgf", "move"}
-    assert keys["gtp_match"] - common == {"symmetries", "search", "go", "pure_playouts", "games", "opponent_command", "judge_command",
+    assert keys["gtp_match"] - common == {"symmetries", "gate", "search", "go", "pure_playouts", "games", "opponent_command", "judge_command",
                                           "komi", "max_moves", "opening_moves", "resign_below", "resign_moves",
                                           "cleanup_moves", "opponent_timeout", "sgf_dir", "bar"}
     assert all(compose_eval(f"task={task}").task == task for task in keys)

@@ -41,7 +41,8 @@ def gtp_engine(cfg: DictConfig, notice: CompileNotice):
     from stonelab.utils.device import resolve_device
 
     settings = entry_point_settings(cfg)  # bad or foreign settings: refused before loading
-    predictor = go_model_from_checkpoint(cfg.ckpt_path, device=resolve_device(cfg.device), symmetries=cfg.symmetries)
+    predictor = go_model_from_checkpoint(cfg.ckpt_path, device=resolve_device(cfg.device), symmetries=cfg.symmetries,
+                                         gate=cfg.get("gate"))
     try:
         resign = ResignRule(cfg.resign_below, cfg.resign_moves)
     except (TypeError, ValueError) as exc:
@@ -121,7 +122,8 @@ def analysis_engine(cfg: DictConfig, notice: CompileNotice):
 
     search = entry_point_settings(cfg)  # bad or foreign settings: refused before loading
     settings = cfg.get("analysis") or {}
-    predictor = go_model_from_checkpoint(cfg.ckpt_path, device=resolve_device(cfg.device), symmetries=cfg.symmetries)
+    predictor = go_model_from_checkpoint(cfg.ckpt_path, device=resolve_device(cfg.device), symmetries=cfg.symmetries,
+                                         gate=cfg.get("gate"))
     engine = analysis.analysis_engine(predictor, search, name=cfg.name, version=__version__,
                                       model_path=str(cfg.ckpt_path), **{key: settings[key] for key in settings})
     notice.ready("the search is compiled")

@@ -4,6 +4,7 @@ gate, a Hydra run, checkpoints (refusing another model's), and task=inspect."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import numpy as np
@@ -267,6 +268,40 @@ def test_checkpoint_and_move_predictor(trained):
     predictor.gate = {**state["gate"], "threshold": 1.0}  # every position is distrusted
     gated = predictor.play_moves(states)
     assert (gated != top).all() and all(s.legal_mask()[m] for s, m in zip(states, gated, strict=True))
+
+
+def test_the_gate_is_set_at_the_entry_point_on_or_off_with_its_threshold(trained, tiny_maddison_checkpoint):
+    """play.py's and task=gtp_match's ``gate.*``: over the checkpoint's gate; a GTP game's
+    genmove then follows it (threshold 1: every move gated, never the policy's top one)."""
+    from stonelab.errors import ConfigError
+    from stonelab.models.alphazero_go import go_model_from_checkpoint
+    from stonelab.protocols.gtp_search import search_gtp_engine
+
+    tmp, last, _ = trained
+    assert go_model_from_checkpoint(str(last)).gate["enabled"] is True
+    off = go_model_from_checkpoint(str(last), gate={"enabled": False})
+    always = go_model_from_checkpoint(str(last), gate={"threshold": 1.0})
+    assert off.gate["enabled"] is False and always.gate == {**off.gate, "enabled": True, "threshold": 1.0}
+    state = GoRules(19).new_state()
+    top = int(off.best_moves([state])[0, 0])
+    for predictor, gated in ((off, False), (always, True)):
+        engine = search_gtp_engine(predictor, {"playouts": 0})
+        move = engine.respond("genmove b").strip("= \n")
+        assert (move == engine_vertex(top)) is not gated, (move, gated)
+    for bad, words in (({"threshold": 2}, "gate.threshold=2 must be a number in [0, 1]"),
+                       ({"enabled": "no"}, "gate.enabled='no' must be true or false"),
+                       ({"top": 3}, "gate.top: unknown gate setting")):
+        with pytest.raises(ConfigError, match=re.escape(words)):
+            go_model_from_checkpoint(str(last), gate=bad)
+    cnn = str(tiny_maddison_checkpoint(tmp / "cnn.ckpt"))
+    with pytest.raises(ConfigError, match="gate.enabled is for belief_vit checkpoints"):
+        go_model_from_checkpoint(cnn, gate={"enabled": False})
+
+
+def engine_vertex(point: int) -> str:
+    from stonelab.protocols.gtp import move_name
+
+    return move_name(point, 19)
 
 
 def test_task_predict_scores_the_belief_and_the_gate(trained, run_eval):

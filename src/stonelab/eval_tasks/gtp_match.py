@@ -41,7 +41,8 @@ def run(cfg: DictConfig) -> dict:
     set_threads(cfg.torch_threads)
     device = resolve_device(cfg.device)
     settings = entry_point_settings(cfg)  # our engine's search: the generic settings and Go's own
-    predictor = go_model_from_checkpoint(cfg.ckpt_path, device=device, symmetries=cfg.symmetries)  # refuses Gomoku checkpoints
+    predictor = go_model_from_checkpoint(cfg.ckpt_path, device=device, symmetries=cfg.symmetries,
+                                         gate=cfg.get("gate"))  # refuses Gomoku checkpoints
     rules = GoRules(predictor.rules.n, komi=float(cfg.komi))
     max_moves = int(cfg.max_moves or 2 * rules.num_points)
     sgf_dir = Path(str(cfg.sgf_dir)) if cfg.get("sgf_dir") else None

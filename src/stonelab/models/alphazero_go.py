@@ -93,19 +93,48 @@ class AlphaZeroGoModel:
                              ownership_logits=2 * torch.atanh(owned.clamp(-0.999999, 0.999999)).reshape(-1, n, n))
 
 
-def go_model_from_checkpoint(path: str, device: str | torch.device = "cpu", symmetries: int = 1):
+GATE_SETTINGS = {  # a belief_vit's gate (`stonelab.models.gate`): setting -> (check, what it must be)
+    "enabled": (lambda v: isinstance(v, bool), "true or false"),
+    "threshold": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1,
+                  "a number in [0, 1]"),
+    "top_k": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 2, "an integer >= 2"),
+    "contested_weight": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0,
+                         "a number >= 0"),
+}
+
+
+def gate_with(saved: dict | None, changes, path: str) -> dict | None:
+    """The checkpoint's gate with the entry point's ``gate.*`` settings over it (none: as saved);
+    a setting for a checkpoint without a gate, an unknown one or a bad value is refused by name."""
+    changes = dict(changes or {})
+    if not changes:
+        return saved
+    if saved is None:
+        raise ConfigError(f"gate.{next(iter(changes))} is for belief_vit checkpoints: {path} has no belief gate")
+    for key, value in changes.items():
+        if key not in GATE_SETTINGS:
+            raise ConfigError(f"gate.{key}: unknown gate setting (choose from {', '.join(GATE_SETTINGS)})")
+        check, wanted = GATE_SETTINGS[key]
+        if not check(value):
+            raise ConfigError(f"gate.{key}={value!r} must be {wanted}")
+    return {**saved, **changes}
+
+
+def go_model_from_checkpoint(path: str, device: str | torch.device = "cpu", symmetries: int = 1, gate=None):
     """The Go player of checkpoint ``path``: a `MovePredictor` (maddison_cnn, belief_vit) or
     an `AlphaZeroGoModel`; a Gomoku checkpoint is refused naming the file. ``symmetries=8``
-    averages a move predictor's net over the board's 8 symmetries (`SymmetryAverage`)."""
+    averages a move predictor's net over the board's 8 symmetries (`SymmetryAverage`);
+    ``gate`` (a belief_vit's): settings over the checkpoint's own (`gate_with`)."""
     from stonelab.models import checkpoints
     from stonelab.models.inference import MovePredictor
     from stonelab.models.nets.symmetry_average import with_symmetries
 
     loaded = checkpoints.load(path, game="go")
     if loaded.model == "alphazero":
+        gate_with(None, gate, path)  # gate settings: refused by name
         if symmetries != 1:
             raise ConfigError(f"symmetries={symmetries!r} is for Go move predictors (maddison_cnn, belief_vit); "
                               f"{path} holds an alphazero net: use symmetries=1")
         return AlphaZeroGoModel(loaded.net, loaded.game, device)
     return MovePredictor(with_symmetries(loaded.net, symmetries), loaded.game, loaded.encoder, device,
-                         gate=loaded.gate)
+                         gate=gate_with(loaded.gate, gate, path))
