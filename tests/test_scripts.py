@@ -4,7 +4,9 @@ says plainly that there is no GPU here, and (with a stand-in python) runs every 
 from __future__ import annotations
 
 import csv
+import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -169,3 +171,76 @@ def test_score_swing_measures_the_shipped_score_net_on_a_real_game(repo_root):
     missing = subprocess.run(["python", "scripts/score_swing.py", "--games-dir", "no/such/folder"], cwd=repo_root,
                              capture_output=True, text=True, timeout=300)
     assert missing.returncode == 2 and missing.stderr.startswith("error: no/such/folder") and "Traceback" not in missing.stderr
+
+
+GNUGO = shutil.which("gnugo") or ("/usr/games/gnugo" if os.path.exists("/usr/games/gnugo") else None)
+
+
+@pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed (apt-get update && apt-get install -y gnugo)")
+def test_final_score_vs_gnugo_compares_two_counted_kgs_games(repo_root):
+    """scripts/final_score_vs_gnugo.py on the first two counted games of data/kgs, both ended
+    with dead stones on the board: GNU Go's counts (its own final_score, W+3.5 and B+0.5),
+    ours beside them, and the agreement line. The second is won by half a point: only the
+    dame filled from the side to move gives GNU Go's winner."""
+    done = subprocess.run(["python", "scripts/final_score_vs_gnugo.py", "--games-dir", "data/kgs", "--games", "2",
+                           "--gnugo", f"{GNUGO} --mode gtp --chinese-rules"],
+                          cwd=repo_root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines()[1:-1]]
+    assert [row[:3] for row in rows] == [["2015-01-01-18.sgf", "W+5.50", "W+3.5"], ["2015-01-05-33.sgf", "W+0.50", "B+0.5"]]
+    assert [row[4] for row in rows] == ["yes", "yes"] and rows[1][3] == "B+0.5"
+    assert done.stdout.splitlines()[-1].startswith("games=2 same_winner=2/2 (100.0%)")
+    missing = subprocess.run(["python", "scripts/final_score_vs_gnugo.py", "--games-dir", "no/such/folder"],
+                             cwd=repo_root, capture_output=True, text=True, timeout=300)
+    assert missing.returncode == 2 and missing.stderr.startswith("error: no/such/folder") and "Traceback" not in missing.stderr
+
+
+def test_score_calibration_reports_every_bucket_of_a_real_game(repo_root):
+    """scripts/score_calibration.py without GNU Go on two counted data/kgs games: the buckets
+    it prints hold both colours' turns (every 5th move) and their shares are fractions."""
+    done = subprocess.run(["python", "scripts/score_calibration.py", "--games-dir", "data/kgs", "--games", "2"],
+                          cwd=repo_root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("2 counted 19x19 games of data/kgs") and lines[1].startswith("moves")
+    first = lines[2].split()
+    assert first[0] == "0-50" and int(first[1]) == 2 * 10  # moves 0, 5, ..., 45 of each game
+    assert all(0 <= float(x) <= 1 for x in first[2:4])
+    assert any(line.startswith("last position: the net's score names the winner in") for line in lines)
+    missing = subprocess.run(["python", "scripts/score_calibration.py", "--games-dir", "no/such/folder"],
+                             cwd=repo_root, capture_output=True, text=True, timeout=300)
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+
+
+@pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed (apt-get update && apt-get install -y gnugo)")
+def test_gnugo_games_writes_counted_games_the_calibration_reads(repo_root, tmp_path):
+    """scripts/gnugo_games.py: two 9x9 games of GNU Go against itself, each counted by GNU Go
+    (RE a margin), read back by scripts/score_calibration.py with the net resized to 9x9 and
+    checked against GNU Go's own dead stones (its count of the last position is the RE)."""
+    done = subprocess.run(["python", "scripts/gnugo_games.py", str(tmp_path), "--board-size", "9", "--games", "2",
+                           "--komi", "7.5", "--gnugo", GNUGO], cwd=repo_root, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    written = sorted(tmp_path.glob("gnugo_9x9_*.sgf"))
+    assert len(written) == 2 and all(re.search(r"RE\[[BW]\+\d", p.read_text()) for p in written)
+    calibrated = subprocess.run(["python", "scripts/score_calibration.py", "--games-dir", str(tmp_path),
+                                 "--board-size", "9", "--gnugo", GNUGO], cwd=repo_root, capture_output=True,
+                                text=True, timeout=300)
+    assert calibrated.returncode == 0, calibrated.stderr
+    assert "counted with GNU Go's dead stones: the winner in 2/2 games" in calibrated.stdout
+    assert re.search(r"ownership at the end agrees with GNU Go's final status on [\d.]+ of \d+", calibrated.stdout)
+    bad = subprocess.run(["python", "scripts/gnugo_games.py", str(tmp_path), "--board-size", "4"], cwd=repo_root,
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "board_size=4" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_katrain_points_lost_through_katrain_s_own_classes(repo_root):
+    """scripts/katrain_points_lost.py on the first 4 moves of one data/kgs game, through
+    KaTrain's KataGoEngine and GameNode (skipped where KaTrain is not installed)."""
+    pytest.importorskip("katrain.core.engine")
+    done = subprocess.run(["python", "scripts/katrain_points_lost.py", "--games-dir", "data/kgs", "--games", "1",
+                           "--moves", "4", "--visits", "8"], cwd=repo_root, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    found = re.search(r"1 games x 4 moves, 8 visits, .*points lost median (-?[\d.]+)", done.stdout)
+    assert found and abs(float(found.group(1))) < 10, done.stdout

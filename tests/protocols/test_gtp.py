@@ -296,14 +296,62 @@ def test_play_py_says_on_stderr_that_it_compiles_and_quits_at_once_meanwhile(tmp
 
 def test_final_score_takes_the_dead_stones_off(tmp_path):
     """Black owns A-D (36 points), white F-J (36), column E is dame; a dead white stone
-    lies on B7. Counted as alive it spoiled black's area: W+35.5 (9 - 37 - 7.5)."""
+    lies on B7. Counted as alive it spoiled black's area: W+35.5 (9 - 37 - 7.5). The 9 dame
+    are filled in turn from black, who is to move: 5 to 4, so W+6.5, GNU Go 3.8's answer."""
     rows = ["...X.O..."] * 9
     rows[2] = ".O.X.O..."
     black = "".join(f"[{chr(97 + c)}{chr(97 + r)}]" for r in range(9) for c in range(9) if rows[r][c] == "X")
     white = "".join(f"[{chr(97 + c)}{chr(97 + r)}]" for r in range(9) for c in range(9) if rows[r][c] == "O")
     (tmp_path / "end.sgf").write_text(f"(;SZ[9]KM[7.5]AB{black}AW{white};B[];W[])")
     out = replies(quick(), f"loadsgf {tmp_path / 'end.sgf'}\n1 final_status_list dead\n2 final_score\n")
-    assert out[1:] == ["=1 B7", "=2 W+7.5"]
+    assert out[1:] == ["=1 B7", "=2 W+6.5"]
+
+
+# White's corner group (D9 A8 B8 C8 D8) has only A9 and C9 left, around black's stone on B9:
+# dead by reading (black's A9 or C9 kills it), yet both of those moves are self-atari, which
+# random playouts never play, so the playouts leave it standing. Black walls off A-E, white
+# G-J; column F is dame. White moves first after the game (";W[];B[]").
+NAKADE = [".X.OX.O..", "OOOOX.O..", "XXXXX.O..", *["....X.O.."] * 6]
+
+
+class Ownership:
+    """A net's ``estimates`` with a fixed ownership (side to move's view); counts its calls."""
+
+    def __init__(self, black_view: np.ndarray | None, to_play: int):
+        self.ownership = None if black_view is None else black_view * to_play
+        self.calls = 0
+
+    def __call__(self, states):
+        from stonelab.models.inference import BoardEstimate
+
+        self.calls += 1
+        return [BoardEstimate(None, None, None, self.ownership) for _ in states]
+
+
+def test_a_nets_ownership_finds_a_dead_group_the_playouts_miss(tmp_path):
+    """With a net's ownership blended in (``net_weight``), the group its ownership gives to
+    black is dead, in final_status_list and in final_score alike: GNU Go 3.8's D9 A8 B8 C8
+    D8 and B+9.5 (black 45, white 27 + 1 of the 9 dame, komi 7.5). The playouts alone call
+    it alive (W+2.5: A9 and C9 are no dame, self-atari for both) and never ask the net; a
+    net without an ownership head changes nothing."""
+    (tmp_path / "end.sgf").write_text(f"(;SZ[9]KM[7.5]AB{sgf_points(NAKADE, 'X')}AW{sgf_points(NAKADE, 'O')};W[];B[])")
+    black_view = np.where(np.arange(81) % 9 < 5, 1.0, np.where(np.arange(81) % 9 > 5, -1.0, 0.0))
+    script = f"loadsgf {tmp_path / 'end.sgf'}\n1 final_status_list dead\n2 final_score\n3 final_status_list alive\n"
+    net = Ownership(black_view, to_play=-1)  # white is to move: the net answers in white's view
+    alone = GTPEngine(9, first_legal, estimates=net)
+    assert replies(alone, script)[1:3] == ["=1", "=2 W+2.5"] and net.calls == 0
+    blended = GTPEngine(9, first_legal, estimates=net)
+    blended.net_weight = 0.75
+    out = replies(blended, script)
+    assert out[1:3] == ["=1 D9 A8 B8 C8 D8", "=2 B+9.5"]
+    assert "D9" not in out[3] and "B9" in out[3] and net.calls == 1  # one judgement for the position
+    headless = GTPEngine(9, first_legal, estimates=Ownership(None, to_play=-1))
+    headless.net_weight = 0.75
+    assert replies(headless, script)[1:3] == ["=1", "=2 W+2.5"]
+
+
+def sgf_points(rows: list[str], stone: str) -> str:
+    return "".join(f"[{chr(97 + c)}{chr(97 + r)}]" for r, row in enumerate(rows) for c, s in enumerate(row) if s == stone)
 
 
 def test_version_passes_lizzies_leela_zero_check():
@@ -325,12 +373,12 @@ def test_score_check_compares_with_the_opponents_final_score(tmp_path):
     white = "".join(f"[{chr(97 + c)}{chr(97 + r)}]" for r in range(9) for c in range(9) if rows[r][c] == "O")
     (tmp_path / "sgf").mkdir()
     (tmp_path / "sgf" / "game_0000.sgf").write_text(
-        f"(;SZ[9]KM[7.5]PB[GNU Go 3.8]PW[stonelab]C[two_passes; final_score black W+8.5, white W+35.5]"
+        f"(;SZ[9]KM[7.5]PB[GNU Go 3.8]PW[stonelab]C[two_passes; final_score black W+7.5, white W+35.5]"
         f"AB{black}AW{white};B[];W[])")
     (tmp_path / "sgf" / "game_0001.sgf").write_text("(;SZ[9]KM[7.5]C[resign; GNU Go 3.8 resigned];B[ee])")
     stats, results = check(tmp_path)
     assert stats["games"] == 1 and stats["same_winner"] == 1.0 and stats["mean_abs_error"] == 1.0
-    assert results[0].ours == -7.5 and results[0].theirs == -8.5 and results[0].plain == -35.5
+    assert results[0].ours == -6.5 and results[0].theirs == -7.5 and results[0].plain == -35.5
 
 
 @pytest.mark.slow  # ~40 s: 1,056 recorded games replayed and scored

@@ -530,3 +530,33 @@ def test_gtp_komi_reaches_the_nets_score_and_the_search(tmp_path, tiny_maddison_
     assert high.score_lead == pytest.approx(low.score_lead - 20.0, abs=1e-3)  # black to move gives the komi
     assert eng.respond("genmove b").startswith("= ")  # the search goes on with the new komi
     assert eng.respond("clear_board").startswith("=") and eng.state.rules.komi == 20.5
+
+
+@pytest.mark.parametrize("playouts", [0, 16])
+def test_boardsize_moves_a_convolutional_net_to_every_board_from_9_to_19(predictor, playouts, tmp_path):
+    """Sabaki's and Lizzie's board sizes: one 9x9 net plays 13x13 and 19x19 (resized once per
+    size), analyses there, comes back to 9x9, and refuses a board Go's rules do not take."""
+    eng = search_gtp_engine(predictor, {"playouts": playouts, "leaves_per_game": 4, "go": {"leaf_playouts": 1}})
+    for n in (13, 19, 9):
+        assert eng.respond(f"boardsize {n}").startswith("=") and eng.respond("clear_board").startswith("=")
+        move = eng.respond("genmove b").strip("= \n")
+        assert parse_vertex(move, n) < n * n, (n, move)
+        assert eng.state.n == n and eng.respond("showboard").count("\n") >= n
+        if playouts:
+            assert eng.player.rules.n == n
+    assert eng.respond("boardsize 7").startswith("? unacceptable size")
+    assert eng.respond("boardsize 25").startswith("? unacceptable size") and eng.state.n == 9
+    sgf = tmp_path / "thirteen.sgf"
+    sgf.write_text("(;GM[1]FF[4]SZ[13]KM[6.5];B[dd];W[jj])")
+    assert eng.respond(f"loadsgf {sgf}").startswith("=") and eng.state.n == 13 and eng.state.move_number == 2
+
+
+def test_boardsize_of_a_net_tied_to_its_board_is_unacceptable(one_thread):
+    from stonelab.models.nets.belief_vit import BeliefViT
+
+    torch.manual_seed(0)
+    vit = MovePredictor(BeliefViT(4, 9, embed_dim=16, heads=2, layers=1, ff_dim=32, belief_hidden=16),
+                        RULES, "simple4")
+    eng = search_gtp_engine(vit, {"playouts": 0})
+    assert eng.respond("boardsize 13").startswith("? unacceptable size") and eng.state.n == 9
+    assert eng.respond("boardsize 9").startswith("=")

@@ -59,7 +59,7 @@ from typing import TextIO
 
 import numpy as np
 
-from stonelab.errors import ConfigError
+from stonelab.errors import ConfigError, StonelabError
 from stonelab.games.go.ownership import open_points
 from stonelab.games.go.players import GoSearchPlayer, MoveInfo, combined_lcb
 from stonelab.games.go.rules import GoState
@@ -212,12 +212,14 @@ class SearchGTPEngine(GTPEngine):
     """`GTPEngine` whose moves and analysis come from a `GoSearchPlayer` (or priors only)."""
 
     def __init__(self, board_size: int, choose, player, *, priors, playouts: int, seconds: float | None = None,
-                 resign: ResignRule | None = None, estimates=None, **kwargs):
+                 resign: ResignRule | None = None, estimates=None, boards=None, **kwargs):
         """``choose``: the search-free move choice of `GTPEngine`; ``player``: a
         `GoSearchPlayer`, or None to play by ``choose`` and analyse by ``priors`` alone.
         ``priors(state) -> [A]`` move probabilities (pass last); ``estimates(states) ->
         [BoardEstimate]`` (`MovePredictor.estimates`) the net's win rate, score and
-        ownership for kata-analyze (None: no such heads)."""
+        ownership for kata-analyze (None: no such heads). ``boards(n) -> (choose, priors,
+        estimates, make_player)`` the same on an n x n board (None: this board only; a
+        `StonelabError` from it: a board the net cannot play)."""
         super().__init__(board_size, choose, **kwargs)
         self.player = player
         self.komi_changed()  # the search counts the engine's komi, not its checkpoint's
@@ -242,6 +244,7 @@ class SearchGTPEngine(GTPEngine):
             "stop": lambda args: "",  # an analysis ends when any line arrives: this one only answers
             **{name: self._streamed(name) for name in (*ANALYZE_COMMANDS, *GENMOVE_ANALYZE_COMMANDS)},
         })
+        self.boards = boards
         self.pending_player: Background | None = None  # the search, still warming up
         self.compiling: Callable[[], bool] = lambda: False
 
@@ -283,8 +286,24 @@ class SearchGTPEngine(GTPEngine):
         self.pending_player = None
         make_player = pending.result()
         if make_player is not None:
+            if self.boards is not None:  # a boardsize while it warmed up: the search of that board
+                make_player = self.boards(self.board_size)[3]
             self.player = make_player()
             self.komi_changed()
+
+    def change_board(self, n: int) -> None:
+        """boardsize n: the net moved to n x n (`MovePredictor.for_board`, once per size) and
+        a search of that board; ``unacceptable size`` for a board the net cannot play."""
+        if self.boards is None:
+            return super().change_board(n)
+        try:
+            choose, priors, estimates, make_player = self.boards(n)
+        except StonelabError:
+            raise GTPError("unacceptable size") from None
+        self.board_size, self.choose, self.priors, self.estimates = n, choose, priors, estimates
+        if self.player is not None and self.pending_player is None:
+            self.player = make_player()
+        self.komi_changed()
 
     # -- moves
     def _legal_priors(self, state: GoState) -> np.ndarray:
@@ -757,21 +776,21 @@ def search_gtp_engine(predictor, search, *, resign: ResignRule | None = None, na
         settings.setdefault("max_nodes", None)
         settings["max_nodes"] = settings["max_nodes"] or max(2 * (playouts + 2) + 8, ENGINE_TREE_NODES)
 
+    nets = {predictor.rules.n: predictor}
+
+    def boards(n):  # boardsize n: the net resized once per size, a search of that board
+        if n not in nets:
+            if not hasattr(predictor, "for_board"):
+                raise StonelabError(f"this model plays {predictor.rules.n}x{predictor.rules.n} only")
+            nets[n] = predictor.for_board(n)
+        net = nets[n]
+        return (*net_functions(net), (lambda: go_search_player(net, settings)) if playouts else None)
+
     def engine(player, playouts, predictor=predictor):
-        def choose(states, histories):  # without search: the net's move (a belief_vit's gate applies)
-            return predictor.play_moves(states, histories=histories)
-
-        def estimates(states):  # win rate, score and ownership, each where the net has the head
-            if hasattr(predictor, "estimates"):
-                return predictor.estimates(states)
-            belief = predictor.outputs(states).belief_map  # an alphazero net: its ownership head only
-            return [BoardEstimate(None, None, None, None if belief is None else belief[i].flatten().cpu().numpy())
-                    for i in range(len(states))]
-
-        return SearchGTPEngine(predictor.rules.n, choose, player,
-                               priors=lambda state: predictor.probabilities([state])[0], estimates=estimates,
+        choose, priors, estimates = net_functions(predictor)
+        return SearchGTPEngine(predictor.rules.n, choose, player, priors=priors, estimates=estimates,
                                playouts=playouts, seconds=settings.get("seconds"), resign=resign, name=name,
-                               version=version)
+                               version=version, boards=boards)
 
     if background is None:
         return engine(go_search_player(predictor, settings) if playouts else None, playouts)
@@ -785,6 +804,21 @@ def search_gtp_engine(predictor, search, *, resign: ResignRule | None = None, na
     ours = engine(None, playouts)
     ours.search_when_ready(Background(warmed), compiling=lambda: background.said)
     return ours
+
+
+def net_functions(predictor) -> tuple[Callable, Callable, Callable]:
+    """(choose, priors, estimates) of a Go model, as `SearchGTPEngine` takes them."""
+    def choose(states, histories):  # without search: the net's move (a belief_vit's gate applies)
+        return predictor.play_moves(states, histories=histories)
+
+    def estimates(states):  # win rate, score and ownership, each where the net has the head
+        if hasattr(predictor, "estimates"):
+            return predictor.estimates(states)
+        belief = predictor.outputs(states).belief_map  # an alphazero net: its ownership head only
+        return [BoardEstimate(None, None, None, None if belief is None else belief[i].flatten().cpu().numpy())
+                for i in range(len(states))]
+
+    return choose, lambda state: predictor.probabilities([state])[0], estimates
 
 
 WARM_UP_PLAYOUTS = 8

@@ -36,6 +36,18 @@ def test_no_stone_is_dead_on_an_empty_board_or_among_two_living_walls():
     assert not dead_stones(state_from_rows(walls)).any()
 
 
+def test_a_chain_lives_or_dies_whole_by_its_mean_ownership():
+    """A net's ownership (net_weight 1: it alone) against three of the nine stones of black's
+    wall: its mean favours white, so the whole wall is dead; a stone-by-stone call would
+    have cut it in two. Ownership 0 (unsure) kills nothing."""
+    state = state_from_rows(SETTLED)
+    wall = state.chain(pt(9, 0, 3))
+    ownership = np.zeros(81)
+    ownership[wall[:3]] = -1.0
+    assert sorted(np.flatnonzero(dead_stones(state, ownership=ownership, net_weight=1.0))) == wall
+    assert dead_stones(state, ownership=ownership).tolist() == dead_stones(state).tolist()  # weight 0: playouts
+
+
 def filled(*holes: tuple[int, int], stones: dict | None = None) -> list[str]:
     """A finished 9x9 game: black fills columns A-D, white E-J, each with single-point eyes
     down its edge (A9, A7, ..., J1); ``holes`` are extra empty points, ``stones`` points

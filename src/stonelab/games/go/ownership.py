@@ -1,9 +1,10 @@
 """Approximate end-of-game ownership of a Go game, by random playouts (numba).
 
 Used at KGS cache-build time (`stonelab.data.kgs`) to give ``model=belief_vit`` its
-belief-map target, and by the GTP engine's ``final_status_list`` (`dead_stones`). From the game's final position (setup stones and every move
-replayed; most KGS games end by resignation or time, so that position is often far
-from settled), ``playouts`` random games are played to the end with a light policy:
+belief-map target, and by the GTP engine's ``final_status_list`` and ``final_score``
+(`dead_stones`: chain by chain, more playouts). From the game's final position (setup
+stones and every move replayed; most KGS games end by resignation or time, so that
+position is often far from settled), ``playouts`` random games are played to the end with a light policy:
 capture an enemy chain in atari when one exists, else play a uniformly random legal
 move that neither fills one's own single-point eye (an empty point whose on-board
 neighbours are all its stones and whose diagonals hold at most one enemy stone, none
@@ -299,14 +300,52 @@ def dead_in_playouts(board, mean):
     return dead
 
 
-def dead_stones(state: GoState, *, playouts: int = OWNERSHIP_PLAYOUTS, seed: int = 0) -> np.ndarray:
-    """bool[N]: the stones of ``state`` that random playouts from it capture in most games.
+# The GTP engine's dead-stone judgement (final_status_list, final_score), chosen against GNU
+# Go's final_score on counted KGS games (scripts/final_score_vs_gnugo.py, docs/engines.md).
+# More playouts than the KGS cache's 32, half with each colour moving first (one colour
+# first, the side with the tempo wins local fights it would lose), misjudged the fewest
+# stones. Blending in the aux net's ownership agreed with GNU Go less at every weight tried:
+# it learnt these playouts' own targets on a small net and calls most dead groups alive. So
+# a net's ownership only counts when a weight is asked for.
+SCORING_PLAYOUTS = 128  # per colour moving first
+NET_OWNERSHIP_WEIGHT = 0.0
+
+
+def scoring_ownership(state: GoState, playouts: int = SCORING_PLAYOUTS, seed: int = 0) -> np.ndarray:
+    """float64 [N] mean playout ownership in black's view (+1 black), ``playouts`` games
+    with each colour moving first: a stone's fate should not hang on who has the move."""
+    other = state.copy()
+    other.to_play = -state.to_play
+    return (playout_ownership(state.arrays, int(playouts), int(seed))
+            + playout_ownership(other.arrays, int(playouts), int(seed))) / 2
+
+
+def chain_means(state: GoState, values: np.ndarray) -> np.ndarray:
+    """float64 [N]: on each stone, the mean of ``values`` over its chain (0 on empty points)."""
+    stones = np.flatnonzero(state.board != EMPTY)
+    heads = state.arrays.group_head[stones]
+    sums = np.bincount(heads, weights=np.asarray(values, dtype=np.float64)[stones], minlength=state.board.size)
+    counts = np.bincount(heads, minlength=state.board.size)
+    out = np.zeros(state.board.size)
+    out[stones] = sums[heads] / counts[heads]
+    return out
+
+
+def dead_stones(state: GoState, *, ownership: np.ndarray | None = None, net_weight: float = NET_OWNERSHIP_WEIGHT,
+                playouts: int = SCORING_PLAYOUTS, seed: int = 0) -> np.ndarray:
+    """bool[N]: the stones of ``state`` judged dead, whole chains at a time: a chain is dead
+    when its mean ownership favours the opponent. That ownership is the playouts' mean
+    (`scoring_ownership`), blended as ``(1 - net_weight) * playouts + net_weight * ownership``
+    with ``ownership`` (a net's, black's view) when both are given.
 
     An APPROXIMATION (see the module doc): good at lone stones and small groups left
-    inside settled territory, blind to seki and to anything that needs reading.
+    inside settled territory; it misreads dead groups with room to make eyes in a large
+    area (random play lets them live), and anything that needs reading.
     """
-    mean = playout_ownership(state.arrays, int(playouts), int(seed))
-    return dead_in_playouts(state.board, mean)
+    mean = scoring_ownership(state, playouts, seed)
+    if ownership is not None and net_weight > 0:
+        mean = (1 - net_weight) * mean + net_weight * np.asarray(ownership, dtype=np.float64)
+    return (state.board != EMPTY) & (chain_means(state, mean) * state.board < 0)
 
 
 @njit(cache=True, nogil=True)
