@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from stonelab.data.sgf import load_games
+from stonelab.data.sgf import even_games
 from stonelab.protocols.gtp import move_name
 
 os.environ.setdefault("KIVY_NO_ARGS", "1")  # Kivy reads sys.argv and logs to the console unless told
@@ -85,8 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         print("error: KaTrain is not installed here (pip install -e .[katrain])", file=sys.stderr)
         return 2
-    games = [g for g in load_games([args.games_dir]).games
-             if g.board_size == 19 and g.handicap == 0 and len(g.moves) >= args.moves][:args.games]
+    games = even_games([args.games_dir], 19, args.moves)[:args.games]
     if not games or not os.path.isfile(args.ckpt):
         print(f"error: no even 19x19 game of {args.moves} moves in {args.games_dir}, or no file {args.ckpt}",
               file=sys.stderr)

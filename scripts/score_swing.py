@@ -23,9 +23,10 @@ import sys
 import numpy as np
 import torch
 
-from stonelab.data.sgf import load_games
+from stonelab.data.sgf import even_games
 from stonelab.errors import StonelabError
 from stonelab.models.alphazero_go import go_model_from_checkpoint
+from stonelab.models.score_offset import katrain_points_lost
 from stonelab.protocols.analysis import AnalysisEngine
 from stonelab.protocols.gtp import move_name
 
@@ -40,12 +41,6 @@ def roots_of(engine: AnalysisEngine, game, moves: int, komi: float) -> list[dict
     engine.run(io.StringIO(json.dumps(query) + "\n"), out)
     answers = [json.loads(line) for line in out.getvalue().splitlines()]
     return [a["rootInfo"] for a in sorted((a for a in answers if "rootInfo" in a), key=lambda a: a["turnNumber"])]
-
-
-def points_lost(lead: np.ndarray, colours: list[int]) -> list[float]:
-    """KaTrain's points lost by each move (katrain.core.game_node.GameNode.points_lost): the
-    mover's sign times the drop in Black's scoreLead from before the move to after it."""
-    return [float(colour * (lead[t] - lead[t + 1])) for t, colour in enumerate(colours)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,8 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         engine = AnalysisEngine(go_model_from_checkpoint(args.ckpt, symmetries=args.symmetries), {"leaves_per_game": 4},
                                 max_visits=args.visits)
-        games = [g for g in load_games([args.games_dir]).games
-                 if g.board_size == 19 and g.handicap == 0 and len(g.moves) >= args.moves][:args.games]
+        games = even_games([args.games_dir], 19, args.moves)[:args.games]
         if not games:
             raise StonelabError(f"{args.games_dir}: no even 19x19 game of {args.moves} moves or more")
     except (StonelabError, OSError) as exc:
@@ -77,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         winrate = np.array([r["winrate"] for r in roots])
         steps += list(np.abs(np.diff(lead)))
         rate_steps += list(np.abs(np.diff(winrate)))
-        lost += points_lost(lead, [colour for colour, _ in game.moves[:len(lead) - 1]])
+        lost += list(katrain_points_lost(lead, [colour for colour, _ in game.moves[:len(lead) - 1]]))
         disagree += int(np.sum(np.sign(winrate - 0.5) != np.sign(lead)))
         turns += len(roots)
     print(f"{len(games)} games x {args.moves + 1} turns, {args.visits} visits, komi {args.komi}: "

@@ -608,6 +608,13 @@ def load_games(paths, *, board_size: int | None = None) -> LoadResult:
     return LoadResult(games, skipped, files)
 
 
+def even_games(paths, board_size: int = 19, min_moves: int = 0) -> list[GameRecord]:
+    """The games under ``paths`` on ``board_size`` without handicap stones and with at least
+    ``min_moves`` moves, in file order (the held-out sets the analysis scripts measure)."""
+    return [g for g in load_games(paths).games
+            if g.board_size == board_size and g.handicap == 0 and len(g.moves) >= min_moves]
+
+
 # ---------------------------------------------------------------------------------------
 # Legality: one small function, so a faster (jitted) replay can replace it in one place.
 

@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from stonelab.errors import StonelabError
+from stonelab.models.export import print_summary
 from stonelab.models.identity import CHECKPOINT_KEY, load_checkpoint_file
 from stonelab.models.nets.maddison import SCORE_SCALE
 
@@ -40,10 +41,9 @@ OFFSET_KEY = "score_offset"  # under checkpoint["stonelab"]: what was taken out,
 
 def held_out_games(games_dir: str, games: int, moves: int) -> list:
     """The last ``games`` even 19x19 games of ``games_dir`` with more than ``moves`` moves."""
-    from stonelab.data.sgf import load_games
+    from stonelab.data.sgf import even_games
 
-    found = [g for g in load_games([games_dir]).games
-             if g.board_size == 19 and g.handicap == 0 and len(g.moves) > moves]
+    found = even_games([games_dir], 19, moves + 1)
     if not found:
         raise StonelabError(f"{games_dir}: no even 19x19 game of more than {moves} moves")
     return found[-games:]
@@ -61,8 +61,14 @@ def points_lost(predictor, game, moves: int) -> np.ndarray:
         states.append(state.copy())
     sign = np.array([s.to_play for s in states], dtype=np.float64)
     lead = sign * np.array([e.score_lead for e in predictor.estimates(states)])  # Black's view
-    colours = np.array([c for c, _ in game.moves[:moves]], dtype=np.float64)
-    return colours * (lead[:-1] - lead[1:])
+    return katrain_points_lost(lead, [c for c, _ in game.moves[:moves]])
+
+
+def katrain_points_lost(lead: np.ndarray, colours) -> np.ndarray:
+    """KaTrain's points lost by each move (``GameNode.points_lost``): the mover's sign times
+    the drop in Black's score lead from before the move (``lead[t]``) to after it."""
+    lead = np.asarray(lead, dtype=np.float64)
+    return np.asarray(colours, dtype=np.float64) * (lead[:len(colours)] - lead[1:len(colours) + 1])
 
 
 def measure(source: str, games_dir: str, games: int, moves: int) -> dict:
@@ -107,14 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--moves", type=int, default=200, help="the first moves of each game measured")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    try:
-        offset = measure(args.source, args.games_dir, args.games, args.moves)
-        summary = remove_offset(args.source, args.out, offset)
-    except (StonelabError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(" ".join(f"{k}={v}" for k, v in summary.items()))
-    return 0
+    return print_summary(lambda: remove_offset(args.source, args.out,
+                                               measure(args.source, args.games_dir, args.games, args.moves)))
 
 
 if __name__ == "__main__":
