@@ -125,9 +125,13 @@ def _whole_number(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)  # Hydra reads "true" as a bool
 
 
+def plays_gomocup(rules) -> bool:
+    """Whether a Gomocup brain plays this game: Gomoku, five in a row (freestyle, standard or renju)."""
+    return getattr(rules, "k", None) == 5 and hasattr(rules, "rule")
+
+
 def refuse_other_games(rules) -> None:
-    """Gomocup brains play Gomoku, five in a row (freestyle, standard or renju): refuse the rest."""
-    if getattr(rules, "k", None) != 5 or not hasattr(rules, "rule"):
+    if not plays_gomocup(rules):
         raise ConfigError(f"a Gomocup brain plays Gomoku, five in a row; this match is {rules.name}")
 
 

@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 from omegaconf import DictConfig
 
-from stonelab.arena.gomocup_player import GomocupOpponent, GomocupPlayer
+from stonelab.arena.gomocup_player import GomocupOpponent, GomocupPlayer, plays_gomocup
 from stonelab.arena.players import NeuralMCTSPlayer, play_match, pure_mcts_player
 from stonelab.errors import ConfigError
 from stonelab.eval_tasks import require_checkpoint, write_result
@@ -48,7 +48,7 @@ def run(cfg: DictConfig) -> dict:
         opponent_name = opponent.name
     else:  # another checkpoint of the same game and board, or AlphaZero_Gomoku's published net
         if not os.path.isfile(str(cfg.opponent)):
-            named = ", ".join(["pure_mcts", "gomocup", *spec.opponents])
+            named = ", ".join(["pure_mcts", *(["gomocup"] if plays_gomocup(game) else []), *spec.opponents])
             raise ConfigError(f"opponent={cfg.opponent}: no such file, and not an opponent of {spec.title} "
                               f"({named}); give one of those or a checkpoint's path")
         net, opponent_name = checkpoints.load_opponent(str(cfg.opponent), loaded.identity)
