@@ -14,6 +14,7 @@ import time
 import numpy as np
 import pytest
 import torch
+from test_analysis import answers, query  # the same queries and reader as the protocol's own tests
 
 import stonelab
 from stonelab.games.go.players import combined_lcb, edge_squares, value_lcb
@@ -55,20 +56,6 @@ def owner_engine(predictor):
     owned = copy.copy(predictor)
     owned.estimates = stone_owners
     return AnalysisEngine(owned, SEARCH, max_visits=40)
-
-
-def query(ident="q", **fields):
-    base = {"id": ident, "moves": [["B", "E5"], ["W", "C3"]], "rules": "chinese", "komi": 7.5,
-            "boardXSize": 9, "boardYSize": 9}
-    return json.dumps({**base, **fields})
-
-
-def answers(engine, lines):
-    """The engine's responses to text ``lines``, read to the end of input."""
-    out = io.StringIO()
-    engine.closed = False
-    engine.run(io.StringIO("".join(line + "\n" for line in lines)), out)
-    return [json.loads(line) for line in out.getvalue().splitlines()]
 
 
 def byte_answers(engine, lines: list[bytes]):
