@@ -194,6 +194,38 @@ def test_bad_settings_are_named():
         BeliefViT(4, 19, embed_dim=16, heads=3)
     with pytest.raises(ConfigError, match="model.optimizer"):
         tiny_module(optimizer="sgd")
+    with pytest.raises(ConfigError, match=r"model.net.stem_kernel=2 must be an odd int"):
+        BeliefViT(4, 19, stem_kernel=2, **TINY)
+    with pytest.raises(ConfigError, match="model.warmup_steps=-1"):
+        tiny_module(warmup_steps=-1)
+
+
+def test_a_3x3_stem_lets_each_token_start_from_its_neighbours():
+    """With the seed's 1x1 embedding a point's token before attention reads that point alone;
+    a 3x3 stem reads its eight neighbours too (and no further)."""
+    for kernel, reach in ((1, {(4, 4)}), (3, {(r, c) for r in (3, 4, 5) for c in (3, 4, 5)})):
+        torch.manual_seed(0)
+        net = BeliefViT(4, 9, stem_kernel=kernel, **TINY)
+        planes = torch.zeros(1, 4, 9, 9, requires_grad=True)
+        net.embed(planes)[0, :, 4, 4].sum().backward()
+        touched = {tuple(int(i) for i in rc) for rc in torch.nonzero(planes.grad[0].abs().sum(0))}
+        assert touched == reach
+    assert BeliefViT(36, 19, stem_kernel=3, **TINY)(torch.rand(2, 36, 19, 19)).policy_logits.shape == (2, 362)
+
+
+def test_the_rate_warms_up_then_falls_along_a_cosine():
+    module = tiny_module(optimizer="adamw", lr=1e-3, warmup_steps=10, cosine_steps=100, final_lr_fraction=0.1)
+    config = module.configure_optimizers()
+    opt, schedule = config["optimizer"], config["lr_scheduler"]["scheduler"]
+    rates = []
+    for _ in range(120):
+        rates.append(opt.param_groups[0]["lr"])
+        opt.step()
+        schedule.step()
+    assert rates[0] == pytest.approx(1e-4) and rates[9] == pytest.approx(1e-3)
+    assert rates[60] == pytest.approx(1e-4 + 0.9e-3 * 0.5 * (1 + np.cos(np.pi * 0.5)))
+    assert rates[115] == pytest.approx(1e-4)
+    assert isinstance(tiny_module().configure_optimizers(), torch.optim.Optimizer)  # no schedule: constant
 
 
 def test_fast_dev_run(tmp_path, compose_go):

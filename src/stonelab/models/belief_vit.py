@@ -58,7 +58,12 @@ from stonelab.models import figures
 from stonelab.models.auxiliary import score_loss
 from stonelab.models.gate import DEFAULT_GATE, gate_output
 from stonelab.models.identity import CHECKPOINT_KEY, check_identity, net_target
-from stonelab.models.move_prediction import accuracy_metrics, check_net_input
+from stonelab.models.move_prediction import (
+    accuracy_metrics,
+    check_net_input,
+    lr_schedule_checks,
+    with_warmup_cosine,
+)
 from stonelab.models.outputs import GoModelOutput
 from stonelab.models.value import ValueMetrics, value_log_values, value_loss
 
@@ -74,7 +79,9 @@ class BeliefViTModule(L.LightningModule):
     GAME = "go"  # the game it plays (a game config of another one is refused)
 
     def __init__(self, net: nn.Module, game, *, encoder: str = "simple4", batch_size: int = 64,
-                 optimizer: str = "adam", lr: float = 1e-4, weight_decay: float = 0.0, loss_weights: dict | None = None,
+                 optimizer: str = "adam", lr: float = 1e-4, weight_decay: float = 0.0,
+                 warmup_steps: int = 0, cosine_steps: int | None = None, final_lr_fraction: float = 0.05,
+                 loss_weights: dict | None = None,
                  gate: dict | None = None, calibration_bins: int = 15, history_window: int = 50,
                  figures_dir: str | None = None):
         super().__init__()
@@ -84,6 +91,7 @@ class BeliefViTModule(L.LightningModule):
             (lambda: optimizer in ("adam", "adamw"), f"model.optimizer={optimizer!r}: choose adam or adamw"),
             (lambda: lr > 0, f"model.lr={lr!r} must be > 0"),
             (lambda: weight_decay >= 0, f"model.weight_decay={weight_decay!r} must be >= 0"),
+            *lr_schedule_checks(warmup_steps, cosine_steps, final_lr_fraction),
             (lambda: set(weights) == set(DEFAULT_LOSS_WEIGHTS),
              f"model.loss_weights: keys must be {sorted(DEFAULT_LOSS_WEIGHTS)}, got {sorted(weights)}"),
             (lambda: all(float(w) >= 0 for w in weights.values()),
@@ -317,7 +325,8 @@ class BeliefViTModule(L.LightningModule):
     def configure_optimizers(self):
         hp = self.hparams
         cls = torch.optim.Adam if hp.optimizer == "adam" else torch.optim.AdamW
-        return cls(self.parameters(), lr=hp.lr, weight_decay=hp.weight_decay)
+        opt = cls(self.parameters(), lr=hp.lr, weight_decay=hp.weight_decay)
+        return with_warmup_cosine(opt, hp.warmup_steps, hp.cosine_steps, hp.final_lr_fraction)
 
     # -- figures
     def _loggers(self):

@@ -82,11 +82,7 @@ class MovePredictionModule(L.LightningModule):
             (lambda: weight_decay >= 0, f"model.weight_decay={weight_decay!r} must be >= 0"),
             (lambda: lr_halving_every_epochs is None or lr_halving_every_epochs >= 1,
              f"model.lr_halving_every_epochs={lr_halving_every_epochs!r} must be >= 1 or null"),
-            (lambda: isinstance(warmup_steps, int) and warmup_steps >= 0,
-             f"model.warmup_steps={warmup_steps!r} must be an int >= 0"),
-            (lambda: cosine_steps is None or (isinstance(cosine_steps, int) and cosine_steps >= 1),
-             f"model.cosine_steps={cosine_steps!r} must be an int >= 1 or null"),
-            (lambda: 0 <= final_lr_fraction <= 1, f"model.final_lr_fraction={final_lr_fraction!r} must be in [0, 1]"),
+            *lr_schedule_checks(warmup_steps, cosine_steps, final_lr_fraction),
             (lambda: not (lr_halving_every_epochs and (warmup_steps or cosine_steps)),
              "model.lr_halving_every_epochs is the paper's schedule, model.warmup_steps/cosine_steps "
              "the warmup-cosine one: set one of them"),
@@ -244,12 +240,28 @@ class MovePredictionModule(L.LightningModule):
         if hp.lr_halving_every_epochs:
             schedule = torch.optim.lr_scheduler.StepLR(opt, step_size=hp.lr_halving_every_epochs, gamma=0.5)
             return {"optimizer": opt, "lr_scheduler": {"scheduler": schedule, "interval": "epoch"}}
-        if hp.warmup_steps or hp.cosine_steps:
-            factor = partial(warmup_cosine, warmup=hp.warmup_steps, cosine=hp.cosine_steps,
-                             final=hp.final_lr_fraction)
-            schedule = torch.optim.lr_scheduler.LambdaLR(opt, factor)
-            return {"optimizer": opt, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}
+        return with_warmup_cosine(opt, hp.warmup_steps, hp.cosine_steps, hp.final_lr_fraction)
+
+
+def lr_schedule_checks(warmup_steps, cosine_steps, final_lr_fraction) -> list:
+    """`check` rules for the warmup-cosine settings (``model.warmup_steps``, ...)."""
+    return [
+        (lambda: isinstance(warmup_steps, int) and warmup_steps >= 0,
+         f"model.warmup_steps={warmup_steps!r} must be an int >= 0"),
+        (lambda: cosine_steps is None or (isinstance(cosine_steps, int) and cosine_steps >= 1),
+         f"model.cosine_steps={cosine_steps!r} must be an int >= 1 or null"),
+        (lambda: 0 <= final_lr_fraction <= 1, f"model.final_lr_fraction={final_lr_fraction!r} must be in [0, 1]"),
+    ]
+
+
+def with_warmup_cosine(opt, warmup_steps: int, cosine_steps: int | None, final_lr_fraction: float):
+    """What ``configure_optimizers`` returns: ``opt`` alone, or with the warmup-cosine factor
+    (`warmup_cosine`) stepped every update when either length is set."""
+    if not (warmup_steps or cosine_steps):
         return opt
+    factor = partial(warmup_cosine, warmup=warmup_steps, cosine=cosine_steps, final=final_lr_fraction)
+    schedule = torch.optim.lr_scheduler.LambdaLR(opt, factor)
+    return {"optimizer": opt, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}
 
 
 def warmup_cosine(step: int, *, warmup: int, cosine: int | None, final: float) -> float:

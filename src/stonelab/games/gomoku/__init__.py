@@ -34,6 +34,12 @@ def _pure_mcts(rules: GomokuRules, playouts: int, c_puct: float = 5.0, seed: int
     return PureMCTSPlayer(rules, playouts, c_puct, seed=seed)
 
 
+def _solver(rules: GomokuRules, seed: int = 0):
+    from stonelab.games.gomoku.solver import SolverPlayer
+
+    return SolverPlayer(rules, seed=seed)
+
+
 def _tactics(cfg, path: str, playouts: list[int]) -> dict:
     from stonelab.games.gomoku.tactics import run_suite
 
@@ -57,6 +63,7 @@ SPEC = registry.register(registry.GameSpec(
     symmetries=symmetry.SQUARE,  # every rule set, renju's too, looks the same turned or mirrored
     protocols=("gomocup",),
     tactics=_tactics,
+    opponents={"solver": _solver},  # perfect play, freestyle boards of at most 6x6 (gomoku.solver)
     learned_by="model=alphazero (self-play)",
     max_opening=lambda rules: 2 * rules.k - 2,  # k - 1 stones a side: no line yet
     settings_group="pruning",

@@ -1,6 +1,6 @@
 """Seed 001's belief-guided Vision Transformer for Go (``model=belief_vit``).
 
-    planes [B, 4, n, n] --1x1 conv--> n*n tokens + fixed 2D sinusoidal positions
+    planes [B, 4, n, n] --1x1 conv (``stem_kernel``)--> n*n tokens + fixed 2D sinusoidal positions
       (+ one learned pass token) --nn.TransformerEncoder--> tokens
     belief head:  mean over the n*n board tokens -> MLP -> confidence logit,
                   value logit, n*n ownership ("belief map") logits (with
@@ -82,7 +82,8 @@ class BeliefViT(nn.Module):
 
     def __init__(self, in_planes: int = 4, board_size: int = 19, *, embed_dim: int = 128, heads: int = 4,
                  layers: int = 4, ff_dim: int = 512, dropout: float = 0.0, belief_hidden: int = 256,
-                 advice: bool = True, ownership_head: str = "tokens", memory: int = 0, score_head: bool = False):
+                 advice: bool = True, ownership_head: str = "tokens", memory: int = 0, score_head: bool = False,
+                 stem_kernel: int = 1):
         super().__init__()
         check([
             (lambda: isinstance(embed_dim, int) and embed_dim >= 4 and embed_dim % 4 == 0,
@@ -99,15 +100,21 @@ class BeliefViT(nn.Module):
             (lambda: isinstance(memory, int) and memory >= 0,
              f"model.net.memory={memory!r} must be an int >= 0 (past positions read; 0 = off)"),
             (lambda: isinstance(score_head, bool), f"model.net.score_head={score_head!r} must be true or false"),
+            (lambda: isinstance(stem_kernel, int) and stem_kernel >= 1 and stem_kernel % 2 == 1,
+             f"model.net.stem_kernel={stem_kernel!r} must be an odd int >= 1 (1: the seed's per-point embedding)"),
         ])
         self.config = dict(in_planes=in_planes, board_size=board_size, embed_dim=embed_dim, heads=heads,
                            layers=layers, ff_dim=ff_dim, dropout=dropout, belief_hidden=belief_hidden,
-                           advice=advice, ownership_head=ownership_head, memory=memory, score_head=score_head)
+                           advice=advice, ownership_head=ownership_head, memory=memory, score_head=score_head,
+                           stem_kernel=stem_kernel)
         self.board_size = board_size
         self.num_points = board_size * board_size
         self.advice = advice
-        # Trunk: 1x1 conv embedding, fixed positions, a learned pass token, the encoder.
-        self.embed = nn.Conv2d(in_planes, embed_dim, kernel_size=1)
+        # Trunk: a conv embedding, fixed positions, a learned pass token, the encoder. The seed
+        # embeds each point alone (kernel 1); a 3x3 stem lets each token start from its
+        # neighbourhood (a convolutional stem, as hybrid ViTs use: attention need not spend
+        # its first layers finding adjacent stones).
+        self.embed = nn.Conv2d(in_planes, embed_dim, kernel_size=stem_kernel, padding=stem_kernel // 2)
         self.positions = Fixed2DPositionalEncoding(embed_dim, board_size)
         self.pass_token = nn.Parameter(torch.randn(embed_dim) * 0.02)
         layer = nn.TransformerEncoderLayer(embed_dim, heads, dim_feedforward=ff_dim, dropout=dropout,
