@@ -129,9 +129,41 @@ def test_boards_beyond_reach_and_other_rules_are_refused_by_name():
 
 
 def test_the_command_prints_the_value_and_the_first_moves(capsys):
-    assert main(["5", "3"]) == 0
+    assert main(["5", "3", "--first-moves"]) == 0
     out = capsys.readouterr().out
     assert "the first player's win with perfect play" in out
     assert "first moves that win: (0,0)" in out
+    assert main(["5", "3"]) == 0
+    assert "a first move that keeps it: (" in capsys.readouterr().out
     assert main(["7", "4"]) == 2
     assert "at most 36 points" in capsys.readouterr().err
+
+
+def test_task_match_plays_the_solver_and_refuses_it_beyond_its_boards(tmp_path, compose_train, repo_root):
+    import json
+    import subprocess
+    import sys
+
+    from stonelab.pipeline import train
+
+    small = ["game.board_size=5", "game.win_length=3", "logger=none", "callbacks.evaluation.at_train_end=false",
+             "trainer.max_epochs=1"]
+    train(compose_train(small, tmp_path / "run"))
+    ckpt = tmp_path / "run" / "checkpoints" / "last.ckpt"
+    proc = subprocess.run([sys.executable, str(repo_root / "src" / "eval.py"), "task=match", f"ckpt_path={ckpt}",
+                           "opponent=solver", "games=4", "opening_moves=0", "search.playouts=8",
+                           f"paths.output_dir={tmp_path}"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads((tmp_path / "match.json").read_text())
+    assert result["opponent"] == "solver" and result["games"] == 4
+    assert result["white"]["wins"] == 0  # five in a row of three: the perfect first player always wins
+    summary = audit_match(GomokuRules(5, 3), result["game_records"], Solver(GomokuRules(5, 3), table_bits=16))
+    assert summary["opponent_errors"] == 0 and summary["games_opponent_perfect"]["white"] == 2
+
+    train(compose_train(["game=gomoku_8x8_c4", *small[2:]], tmp_path / "big"))
+    proc = subprocess.run([sys.executable, str(repo_root / "src" / "eval.py"), "task=match",
+                           f"ckpt_path={tmp_path / 'big' / 'checkpoints' / 'last.ckpt'}", "opponent=solver",
+                           "games=2", f"paths.output_dir={tmp_path}"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "the solver reaches boards of at most 36 points (6x6); this one is 8x8" in proc.stderr

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 
 import numpy as np
 from numba import njit
@@ -73,10 +74,10 @@ def _slot(own, opp, size):
 
 
 @njit(cache=True, nogil=True)
-def _ordered_moves(own, opp, lines, points, moves):
-    """The empty points into ``moves``, best first by the open lines each extends; returns their count."""
+def _move_scores(own, opp, lines, points, moves, scores):
+    """The empty points into ``moves`` and how many open lines each extends for either side (more
+    for longer ones) into ``scores``; returns their count."""
     taken = own | opp
-    scores = np.empty(points, dtype=np.int64)
     count = 0
     for p in range(points):
         bit = np.int64(1) << p
@@ -95,6 +96,14 @@ def _ordered_moves(own, opp, lines, points, moves):
         moves[count] = p
         scores[count] = score
         count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _ordered_moves(own, opp, lines, points, moves):
+    """The empty points into ``moves``, best first by `_move_scores`; returns their count."""
+    scores = np.empty(points, dtype=np.int64)
+    count = _move_scores(own, opp, lines, points, moves, scores)
     order = np.argsort(-scores[:count], kind="mergesort")
     ordered = moves[:count][order].copy()
     moves[:count] = ordered
@@ -187,6 +196,29 @@ class Solver:
     def _has_line(self, stones: int) -> bool:
         return any((int(m) & stones) == int(m) for m in self.lines)
 
+    def best_move(self, board: np.ndarray, rng: np.random.Generator) -> tuple[int, int]:
+        """(a move keeping the mover's best value, that value). Moves are tried in the search's
+        order with ties broken at random, each only against the best value found so far (a
+        narrowing window), so this costs about one search of ``board``'s value."""
+        own, opp, _ = self.masks(board)
+        moves, scores = np.empty(self.points, dtype=np.int64), np.empty(self.points, dtype=np.int64)
+        count = _move_scores(np.int64(own), np.int64(opp), self.lines, self.points, moves, scores)
+        order = moves[:count][np.lexsort((rng.random(count), -scores[:count]))]  # the search's order, ties shuffled
+        best, best_value, alpha = -1, -2, -1
+        for p in order:
+            after = own | (1 << int(p))
+            if self._has_line(after):
+                return int(p), 1
+            if count == 1:
+                return int(p), 0
+            value = -int(negamax(np.int64(opp), np.int64(after), -1, -alpha, self.lines, self.k, self.points,
+                                 self.table_own, self.table_opp, self.table_entry, self.nodes))
+            if value > best_value:
+                best, best_value, alpha = int(p), value, max(alpha, value)
+                if value == 1:
+                    break
+        return best, best_value
+
     def move_values(self, board: np.ndarray) -> np.ndarray:
         """int64 [n * n]: the mover's result with perfect play after each move (+1, 0, -1); -2 on
         occupied points."""
@@ -230,30 +262,32 @@ class SolverPlayer:
 
     def _move(self, g: int) -> int:
         board = self.boards[g]
-        values = self.solver.move_values(board)
-        best = np.flatnonzero(values == values.max())
-        if values.max() == -1:
+        move, value = self.solver.best_move(board, self.rng)
+        if value == -1:  # every move loses: put the loss off as long as a 7-ply proof sees
             latest = np.zeros(self.solver.points, dtype=np.bool_)
             proven_moves(board.astype(np.int8).copy(), self.solver.n, self.solver.k, int(self.colours[g]), 7, latest)
-            if latest[best].any():
-                best = best[latest[best]]
-        return int(self.rng.choice(best))
+            return int(self.rng.choice(np.flatnonzero(latest)))
+        return move
 
 
 def audit(rules: GomokuRules, moves: list[int], solver: Solver | None = None) -> list[dict]:
     """Each move of a game from the empty board: who played it, the mover's value before it and
     after it (perfect play from there on); a move whose value after is below its value before
-    gave something away."""
+    gave something away. One search a move: the value before a move is minus the one after the last."""
     solver = solver or Solver(rules)
     board = np.zeros(rules.n * rules.n, dtype=np.int8)
     out, colour = [], 1
+    before = solver.value(board)
     for move in moves:
-        values = solver.move_values(board)
-        out.append({"colour": colour, "move": int(move), "before": int(values.max()), "after": int(values[move])})
         board[move] = colour
         if solver._has_line(sum(1 << int(p) for p in np.flatnonzero(board == colour))):
-            break
-        colour = -colour
+            after = 1
+        elif not (board == 0).any():
+            after = 0
+        else:
+            after = -solver.value(board)
+        out.append({"colour": colour, "move": int(move), "before": before, "after": after})
+        before, colour = -after, -colour
     return out
 
 
@@ -282,17 +316,22 @@ def audit_match(rules: GomokuRules, records: list[dict], solver: Solver | None =
     return summary
 
 
-def perfect_against_pure_mcts(rules: GomokuRules, playouts: int, games: int, seed: int) -> int:
+def perfect_against_pure_mcts(rules: GomokuRules, playouts: int, games: int, seed: int, table_bits: int,
+                              out: str | None = None) -> int:
     """Print what the perfect player scores against pure MCTS (the bar a net's match is held to)."""
     from stonelab.arena.players import play_match, pure_mcts_player
     from stonelab.eval_tasks.match import by_colour
 
     records: list[dict] = []
-    result = play_match(rules, SolverPlayer(rules, seed=seed), pure_mcts_player(rules, playouts, seed=seed),
+    result = play_match(rules, SolverPlayer(rules, seed, table_bits), pure_mcts_player(rules, playouts, seed=seed),
                         games, games_out=records)
     colours = by_colour(records)
     print(f"the perfect player vs pure_mcts_{playouts}, {rules.n}x{rules.n} {rules.k} in a row: {result}; "
           + ", ".join(f"as {c} {v['wins']}-{v['draws']}-{v['losses']}" for c, v in colours.items()))
+    if out:
+        with open(out, "w") as f:
+            json.dump({"opponent": f"pure_mcts_{playouts}", "win_ratio": result.win_ratio, **colours,
+                       "game_records": records}, f, indent=1)
     return 0
 
 
@@ -304,27 +343,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pure-mcts", type=int, metavar="PLAYOUTS",
                         help="play the perfect player against pure MCTS of PLAYOUTS a move (--games, both colours)")
     parser.add_argument("--games", type=int, default=50)
+    parser.add_argument("--out", metavar="JSON", help="with --pure-mcts: write the games there (as task=match's game_records)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--first-moves", action="store_true", help="every first move's value (6x6: hours)")
+    parser.add_argument("--table-bits", type=int, default=24, help="a transposition table of 2**BITS entries (24 B each)")
     args = parser.parse_args(argv)
     try:
         rules = GomokuRules(args.board_size, args.win_length)
-        solver = Solver(rules)
+        solver = Solver(rules, args.table_bits)
         if args.audit:
             with open(args.audit) as f:
                 records = json.load(f)["game_records"]
             print(json.dumps(audit_match(rules, records, solver), indent=1))
             return 0
         if args.pure_mcts:
-            return perfect_against_pure_mcts(rules, args.pure_mcts, args.games, args.seed)
+            return perfect_against_pure_mcts(rules, args.pure_mcts, args.games, args.seed, args.table_bits, args.out)
         empty = np.zeros(rules.n * rules.n, dtype=np.int8)
+        start = time.perf_counter()
         value = solver.value(empty)
-        first = solver.move_values(empty)
+        seconds = time.perf_counter() - start
+        first = solver.move_values(empty) if args.first_moves else None
     except (StonelabError, OSError, KeyError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     n = rules.n
     print(f"{n}x{n}, {rules.k} in a row, freestyle: the first player's {VALUE_NAMES[value]} with perfect play "
-          f"({int(solver.nodes[0]):,} positions searched)")
+          f"({int(solver.nodes[0]):,} positions searched, {seconds:.0f} s)")
+    if first is None:
+        move, _ = solver.best_move(empty, np.random.default_rng(0))
+        print(f"a first move that keeps it: ({move // n},{move % n}) (row, column from the top left; "
+              f"--first-moves: every first move's value)")
+        return 0
     for name, v in (("win", 1), ("draw", 0), ("lose", -1)):  # (row, column) from the top left
         points = [f"({p // n},{p % n})" for p in np.flatnonzero(first == v)]
         print(f"first moves that {name}: {' '.join(points) or 'none'}")
