@@ -55,3 +55,23 @@ def test_belief_outputs_add_confidence_scores_and_the_gate():
     assert result["gate_top1"] == 1.0              # ... and its second move is the expert's
     assert result["aurc"] == pytest.approx(aurc(np.array([0.0, 1.0]), np.array([0.007, 0.993])))
     assert "ece" in result and "aurc_gated" in result
+    # the calibration table: below 0.007 nothing fires (top-1 0.5); from 0.02 up the first
+    # position is re-chosen (rate 0.5, top-1 1.0); the confident one is gated only above 0.993
+    sweep = result["gate_sweep"]
+    assert set(sweep) == {"0.02", "0.05", "0.1", "0.15", "0.2", "0.3", "0.5"}
+    assert sweep["0.02"] == {"rate": 0.5, "top1": 1.0} and sweep["0.5"] == sweep["0.02"]
+    assert sweep["0.5"]["top1"] == result["gate_top1"]  # the checkpoint's own threshold, 0.5, agrees
+
+
+def test_the_sweep_counts_what_the_gate_takes_away():
+    scores = PredictionScores(num_points=N, gate={"enabled": True, "threshold": 0.2, "top_k": 2,
+                                                  "contested_weight": 0.0})
+    policy = torch.zeros(2, N + 1)
+    policy[:, :2] = torch.tensor([3.0, 2.9])
+    out = GoModelOutput(policy_logits=policy, confidence_logit=torch.tensor([-2.0, 0.0]),  # 0.12, 0.5
+                        ownership_logits=torch.zeros(2, 4, 4), value_logit=torch.zeros(2))
+    scores.update(out, torch.tensor([0, 0]))  # both top moves are right: gating only loses
+    sweep = scores.compute()["gate_sweep"]
+    assert sweep["0.1"] == {"rate": 0.0, "top1": 1.0}
+    assert sweep["0.15"] == {"rate": 0.5, "top1": 0.5}
+    assert sweep["0.5"] == {"rate": 0.5, "top1": 0.5} and sweep["0.3"] == sweep["0.15"]

@@ -147,7 +147,10 @@ def _score(net, positions, loaded, device, memory: int):
 def _print_scores(path: str, out: dict, values: dict, value_table: dict | None, aux_table: dict | None) -> None:
     print(f"{path} on {out['games']} games ({out['positions_scored']:,} positions, "
           f"{out['seconds']} s, {out['positions_per_second']:,} positions/s): "
-          + ", ".join(f"{k} {v:.4f}" for k, v in values.items()))
+          + ", ".join(f"{k} {v:.4f}" for k, v in values.items() if k != "gate_sweep"))
+    if "gate_sweep" in values:  # what the gate's threshold would do: the table it is calibrated from
+        print("gate by threshold (fires on / top-1 of the moves played): " + ", ".join(
+            f"{t} {row['rate']:.3f}/{row['top1']:.4f}" for t, row in values["gate_sweep"].items()))
     if value_table:  # the value output's accuracy by game phase: games decided late are easier to call
         print("value accuracy: " + ", ".join(f"{phase} {row['acc']:.3f} ({row['positions']:,} positions)"
                                             for phase, row in value_table.items()))

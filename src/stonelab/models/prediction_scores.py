@@ -11,7 +11,10 @@ compared on exactly the same positions and by exactly the same code:
 - for a net with a belief head (belief_vit): ece and aurc of its confidence
   output, and the gate (`stonelab.models.gate.gate_moves` with the gate
   settings saved in the checkpoint): gate_rate (fraction of positions whose top
-  move is suppressed), gate_top1 (accuracy of the gated moves) and aurc_gated.
+  move is suppressed), gate_top1 (accuracy of the gated moves) and aurc_gated;
+  and ``gate_sweep``: the same rate and accuracy at each threshold of `GATE_SWEEP`
+  (the re-chosen move does not depend on the threshold, only whether it is played),
+  the table the threshold is calibrated from.
 
 Only board moves are scored: an expert pass is left out for every model, since
 the paper's 361-way net has no pass output (their count is reported).
@@ -29,6 +32,7 @@ from stonelab.models.move_prediction import TOP_K, accuracy_metrics
 from stonelab.models.outputs import GoModelOutput
 
 CALIBRATION_BINS = 15
+GATE_SWEEP = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5)  # thresholds of the calibration table
 
 
 class PredictionScores:
@@ -39,7 +43,8 @@ class PredictionScores:
         self.ece = {name: BinaryCalibrationError(n_bins=CALIBRATION_BINS, norm="l1")
                     for name in ("softmax", "confidence")}
         self.columns: dict[str, list[np.ndarray]] = {k: [] for k in ("correct", "softmax", "confidence",
-                                                                    "gated", "gated_correct")}
+                                                                    "gated", "gated_correct", "can_gate",
+                                                                    "alternative_correct")}
         self.passes_not_scored = 0
 
     def update(self, out: GoModelOutput, target: torch.Tensor) -> None:
@@ -66,7 +71,10 @@ class PredictionScores:
         confidence = out.confidence
         self.ece["confidence"].update(confidence, correct.long())
         move, gated, _ = gate_output(probs, out, **self.gate)
-        self._append(confidence=confidence, gated=gated, gated_correct=(move == target))
+        # the move the gate would play at any threshold, and where it has one to play
+        alternative, can_gate, _ = gate_output(probs, out, **{**self.gate, "threshold": 2.0, "enabled": True})
+        self._append(confidence=confidence, gated=gated, gated_correct=(move == target), can_gate=can_gate,
+                     alternative_correct=(alternative == target))
 
     def _append(self, **columns: torch.Tensor) -> None:
         for name, values in columns.items():
@@ -86,4 +94,16 @@ class PredictionScores:
             scores["gate_rate"] = float(col["gated"].mean())
             scores["gate_top1"] = float(col["gated_correct"].mean())
             scores["aurc_gated"] = aurc(col["gated_correct"], col["confidence"])
+            scores["gate_sweep"] = gate_sweep(col)
         return scores
+
+
+def gate_sweep(col: dict) -> dict:
+    """{threshold: {"rate", "top1"}}: how often the gate fires at each `GATE_SWEEP` threshold and
+    the accuracy of the moves then played, from the per-position columns."""
+    out = {}
+    for threshold in GATE_SWEEP:
+        fires = (col["confidence"] < threshold) & (col["can_gate"] > 0)
+        played = np.where(fires, col["alternative_correct"], col["correct"])
+        out[str(threshold)] = {"rate": float(fires.mean()), "top1": float(played.mean())}
+    return out
