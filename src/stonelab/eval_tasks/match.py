@@ -77,8 +77,8 @@ def run(cfg: DictConfig) -> dict:
            **by_colour(games), "median_plies": float(np.median([len(g["moves"]) for g in games])),
            "game_records": games}
     opponent_playouts = out["opponent_playouts"]
-    searched = ("its own search" if gomocup is not None else "no search" if opponent_playouts is None
-                else f"{opponent_playouts} playouts")
+    searched = ("its own search" if gomocup is not None or getattr(opponent, "searches_itself", False)
+                else "no search" if opponent_playouts is None else f"{opponent_playouts} playouts")
     print(f"{path} ({search.playouts} playouts) vs {opponent_name} ({searched}): {result}; "
           f"as black {out['black']['wins']}/{out['black']['games']}, as white {out['white']['wins']}/"
           f"{out['white']['games']}, median {out['median_plies']:g} plies")

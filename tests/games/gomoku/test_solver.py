@@ -156,6 +156,7 @@ def test_task_match_plays_the_solver_and_refuses_it_beyond_its_boards(tmp_path, 
     assert proc.returncode == 0, proc.stderr[-2000:]
     result = json.loads((tmp_path / "match.json").read_text())
     assert result["opponent"] == "solver" and result["games"] == 4
+    assert "vs solver (its own search)" in proc.stdout
     assert result["white"]["wins"] == 0  # five in a row of three: the perfect first player always wins
     summary = audit_match(GomokuRules(5, 3), result["game_records"], Solver(GomokuRules(5, 3), table_bits=16))
     assert summary["opponent_errors"] == 0 and summary["games_opponent_perfect"]["white"] == 2

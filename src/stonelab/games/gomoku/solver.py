@@ -247,6 +247,7 @@ class SolverPlayer:
     def __init__(self, rules: GomokuRules, seed: int = 0, table_bits: int = 22):
         self.solver = Solver(rules, table_bits)
         self.rules, self.seed, self.name = rules, seed, "solver"
+        self.searches_itself = True  # task=match: "its own search" (exact, to the end of the game)
 
     def reset(self, num_games: int) -> None:
         self.boards = np.zeros((num_games, self.solver.points), dtype=np.int8)
