@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from stonelab.arena.players import play_match, pure_mcts_player
-from stonelab.errors import ConfigError
+from stonelab.errors import ConfigError, StonelabError
 from stonelab.games.gomoku.rules import EMPTY, GomokuRules, would_win
 from stonelab.games.gomoku.solver import Solver, SolverPlayer, audit, audit_match, main
 
@@ -126,6 +126,14 @@ def test_boards_beyond_reach_and_other_rules_are_refused_by_name():
         Solver(GomokuRules(7, 4))
     with pytest.raises(ConfigError, match="freestyle rules only"):
         Solver(GomokuRules(5, 5, "standard"))
+    with pytest.raises(ConfigError, match="table_bits=40 must be 10..28"):
+        Solver(GomokuRules(5, 4), table_bits=40)
+    won = np.zeros(25, dtype=np.int8)
+    won[[0, 1, 2, 3]], won[[20, 21, 22]] = 1, -1
+    with pytest.raises(StonelabError, match="already won"):
+        Solver(GomokuRules(5, 4), table_bits=16).value(won)
+    with pytest.raises(StonelabError, match=r"move 3 \(0\) is not an empty point of the 5x5 board"):
+        audit(GomokuRules(5, 3), [0, 1, 0], Solver(GomokuRules(5, 3), table_bits=16))
 
 
 def test_the_command_prints_the_value_and_the_first_moves(capsys):
@@ -137,6 +145,16 @@ def test_the_command_prints_the_value_and_the_first_moves(capsys):
     assert "a first move that keeps it: (" in capsys.readouterr().out
     assert main(["7", "4"]) == 2
     assert "at most 36 points" in capsys.readouterr().err
+
+
+def test_the_audit_of_a_file_without_games_says_so(tmp_path, capsys):
+    (tmp_path / "result.json").write_text('{"wins": 3}')
+    (tmp_path / "broken.json").write_text('{"game_records": [')
+    assert main(["5", "3", "--audit", str(tmp_path / "result.json")]) == 2
+    assert "result.json: no game_records (a task=match result's match.json holds them)" in capsys.readouterr().err
+    assert main(["5", "3", "--audit", str(tmp_path / "broken.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "Traceback" not in err
 
 
 def test_task_match_plays_the_solver_and_refuses_it_beyond_its_boards(tmp_path, compose_train, repo_root):

@@ -162,6 +162,8 @@ class Solver:
         if rules.rule != FREESTYLE:
             raise ConfigError(f"the solver plays freestyle rules only (a line of k or more wins); "
                               f"this board is {RULE_NAMES[rules.rule]}")
+        if not isinstance(table_bits, int) or not 10 <= table_bits <= 28:
+            raise ConfigError(f"table_bits={table_bits!r} must be 10..28 (a table of 2**bits entries, 24 bytes each)")
         if rules.n * rules.n > MAX_POINTS:
             raise ConfigError(f"the solver reaches boards of at most {MAX_POINTS} points (6x6); "
                               f"this one is {rules.n}x{rules.n}")
@@ -188,12 +190,12 @@ class Solver:
     def value(self, board: np.ndarray) -> int:
         """+1, 0 or -1: the side to move's result with perfect play from ``board``."""
         own, opp, _ = self.masks(board)
-        if completing_points(np.int64(opp), np.int64(own), self.lines, self.k) and self._has_line(opp):
+        if self.has_line(own) or self.has_line(opp):
             raise StonelabError("this position is already won: a line of k stands on the board")
         return int(negamax(np.int64(own), np.int64(opp), -1, 1, self.lines, self.k, self.points,
                            self.table_own, self.table_opp, self.table_entry, self.nodes))
 
-    def _has_line(self, stones: int) -> bool:
+    def has_line(self, stones: int) -> bool:
         return any((int(m) & stones) == int(m) for m in self.lines)
 
     def best_move(self, board: np.ndarray, rng: np.random.Generator) -> tuple[int, int]:
@@ -207,7 +209,7 @@ class Solver:
         best, best_value, alpha = -1, -2, -1
         for p in order:
             after = own | (1 << int(p))
-            if self._has_line(after):
+            if self.has_line(after):
                 return int(p), 1
             if count == 1:
                 return int(p), 0
@@ -228,7 +230,7 @@ class Solver:
             if board[p] != 0:
                 continue
             after = own | (1 << p)
-            if self._has_line(after):
+            if self.has_line(after):
                 out[p] = 1
             elif int(np.count_nonzero(board)) + 1 == self.points:
                 out[p] = 0
@@ -266,7 +268,7 @@ class SolverPlayer:
         move, value = self.solver.best_move(board, self.rng)
         if value == -1:  # every move loses: put the loss off as long as a 7-ply proof sees
             latest = np.zeros(self.solver.points, dtype=np.bool_)
-            proven_moves(board.astype(np.int8).copy(), self.solver.n, self.solver.k, int(self.colours[g]), 7, latest)
+            proven_moves(board.copy(), self.solver.n, self.solver.k, int(self.colours[g]), 7, latest)
             return int(self.rng.choice(np.flatnonzero(latest)))
         return move
 
@@ -279,9 +281,12 @@ def audit(rules: GomokuRules, moves: list[int], solver: Solver | None = None) ->
     board = np.zeros(rules.n * rules.n, dtype=np.int8)
     out, colour = [], 1
     before = solver.value(board)
-    for move in moves:
+    for ply, move in enumerate(moves):
+        if not (isinstance(move, int) and 0 <= move < board.size and board[move] == 0):
+            raise StonelabError(f"move {ply + 1} ({move!r}) is not an empty point of the "
+                                f"{rules.n}x{rules.n} board: not a game of this board")
         board[move] = colour
-        if solver._has_line(sum(1 << int(p) for p in np.flatnonzero(board == colour))):
+        if solver.has_line(sum(1 << int(p) for p in np.flatnonzero(board == colour))):
             after = 1
         elif not (board == 0).any():
             after = 0
@@ -354,7 +359,9 @@ def main(argv: list[str] | None = None) -> int:
         solver = Solver(rules, args.table_bits)
         if args.audit:
             with open(args.audit) as f:
-                records = json.load(f)["game_records"]
+                records = json.load(f).get("game_records")
+            if not isinstance(records, list):
+                raise StonelabError(f"{args.audit}: no game_records (a task=match result's match.json holds them)")
             print(json.dumps(audit_match(rules, records, solver), indent=1))
             return 0
         if args.pure_mcts:
@@ -364,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
         value = solver.value(empty)
         seconds = time.perf_counter() - start
         first = solver.move_values(empty) if args.first_moves else None
-    except (StonelabError, OSError, KeyError, ValueError) as exc:
+    except (StonelabError, OSError, KeyError, TypeError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     n = rules.n
