@@ -208,35 +208,30 @@ class Solver:
         order = moves[:count][np.lexsort((rng.random(count), -scores[:count]))]  # the search's order, ties shuffled
         best, best_value, alpha = -1, -2, -1
         for p in order:
-            after = own | (1 << int(p))
-            if self.has_line(after):
-                return int(p), 1
-            if count == 1:
-                return int(p), 0
-            value = -int(negamax(np.int64(opp), np.int64(after), -1, -alpha, self.lines, self.k, self.points,
-                                 self.table_own, self.table_opp, self.table_entry, self.nodes))
+            value = self._value_after(own, opp, int(p), alpha)
             if value > best_value:
                 best, best_value, alpha = int(p), value, max(alpha, value)
                 if value == 1:
                     break
         return best, best_value
 
+    def _value_after(self, own: int, opp: int, point: int, alpha: int = -1) -> int:
+        """The mover's result after playing ``point``: exact when above ``alpha``, else at most alpha."""
+        after = own | (1 << point)
+        if self.has_line(after):
+            return 1
+        if (after | opp) == (1 << self.points) - 1:
+            return 0  # the last point, no line: a draw
+        return -int(negamax(np.int64(opp), np.int64(after), -1, -alpha, self.lines, self.k, self.points,
+                            self.table_own, self.table_opp, self.table_entry, self.nodes))
+
     def move_values(self, board: np.ndarray) -> np.ndarray:
         """int64 [n * n]: the mover's result with perfect play after each move (+1, 0, -1); -2 on
         occupied points."""
         own, opp, _ = self.masks(board)
         out = np.full(self.points, -2, dtype=np.int64)
-        for p in range(self.points):
-            if board[p] != 0:
-                continue
-            after = own | (1 << p)
-            if self.has_line(after):
-                out[p] = 1
-            elif int(np.count_nonzero(board)) + 1 == self.points:
-                out[p] = 0
-            else:
-                out[p] = -int(negamax(np.int64(opp), np.int64(after), -1, 1, self.lines, self.k, self.points,
-                                      self.table_own, self.table_opp, self.table_entry, self.nodes))
+        for p in np.flatnonzero(board == 0):
+            out[p] = self._value_after(own, opp, int(p))
         return out
 
 
