@@ -136,6 +136,19 @@ def test_each_task_composes_only_its_own_settings(compose_eval):
     assert all(compose_eval(f"task={task}").task == task for task in keys)
 
 
+def test_the_gate_is_changed_from_the_command_line(compose_eval, compose_config):
+    """``gate.enabled=false`` (as the configs' comments say) composes without a ``+``, and the
+    settings left null keep the checkpoint's own."""
+    from stonelab.models.alphazero_go import gate_with
+
+    saved = {"enabled": True, "threshold": 0.2, "top_k": 5, "contested_weight": 1.0}
+    for cfg in (compose_eval("task=gtp_match", "gate.enabled=false", "gate.threshold=0.3"),
+                compose_config("play", ["gate.enabled=false", "gate.threshold=0.3"])):
+        assert gate_with(saved, cfg.gate, "x.ckpt") == {**saved, "enabled": False, "threshold": 0.3}
+    assert gate_with(saved, compose_eval("task=gtp_match").gate, "x.ckpt") == saved
+    assert gate_with(None, compose_eval("task=gtp_match").gate, "cnn.ckpt") is None
+
+
 def test_readme_eval_commands_parse(repo_root, compose_eval):
     """Every `python src/eval.py ...` line of README.md and docs/*.md composes (tests/test_docs.py: all commands)."""
     import re

@@ -104,9 +104,10 @@ GATE_SETTINGS = {  # a belief_vit's gate (`stonelab.models.gate`): setting -> (c
 
 
 def gate_with(saved: dict | None, changes, path: str) -> dict | None:
-    """The checkpoint's gate with the entry point's ``gate.*`` settings over it (none: as saved);
-    a setting for a checkpoint without a gate, an unknown one or a bad value is refused by name."""
-    changes = dict(changes or {})
+    """The checkpoint's gate with the entry point's ``gate.*`` settings over it (none, or each
+    null: as saved); a setting for a checkpoint without a gate, an unknown one or a bad value is
+    refused by name."""
+    changes = {key: value for key, value in dict(changes or {}).items() if value is not None}
     if not changes:
         return saved
     if saved is None:
