@@ -244,3 +244,32 @@ def test_katrain_points_lost_through_katrain_s_own_classes(repo_root):
     assert done.returncode == 0, done.stderr
     found = re.search(r"1 games x 4 moves, 8 visits, .*points lost median (-?[\d.]+)", done.stdout)
     assert found and abs(float(found.group(1))) < 10, done.stdout
+
+
+def test_blunders_judges_only_the_named_players_own_moves(repo_root, tmp_path):
+    """scripts/blunders.py on a two-game match journal: the random opening moves and the other
+    player's moves are not judged (4 and 5 of 10 left), every judged move counts at threshold
+    -1000 and none at +1000, and a wrong player or folder is one error line."""
+    import json
+
+    journal = tmp_path / "match" / "games.jsonl"
+    journal.parent.mkdir()
+    moves = ["D4", "Q16", "D16", "Q4", "C10", "R10", "K3", "K17", "pass", "O3"]
+    records = [{"settings": {"board_size": 19, "opening_moves": 2}},
+               {"black": "stonelab", "white": "GNU Go 3.8", "moves": moves},
+               {"black": "GNU Go 3.8", "white": "stonelab", "moves": moves}]
+    journal.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+    def blunders(*args):
+        return subprocess.run(["python", "scripts/blunders.py", *map(str, args), "--visits", "2"],
+                              cwd=repo_root, capture_output=True, text=True, timeout=300)
+
+    every = blunders(journal.parent, "--threshold", "-1000", "--out", tmp_path / "b.json")
+    assert every.returncode == 0, every.stderr
+    assert "2 games, 8 moves judged, 8 blunders (>= -1000 points): 100.00 per 100 moves" in every.stdout
+    assert json.loads((tmp_path / "b.json").read_text())["results"][str(journal.parent)]["moves"] == 8
+    assert ", 0 blunders (>= 1000 points): 0.00 per 100 moves [0.00, 0.00]" in blunders(journal.parent, "--threshold", "1000").stdout
+    for args, words in (([journal.parent, "--player", "pachi"], "no player named 'pachi'"),
+                        ([tmp_path / "nothing"], "no games.jsonl"), ([], "give match folders or --kgs-dir")):
+        done = blunders(*args)
+        assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr, done.stderr

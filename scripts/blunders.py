@@ -1,0 +1,144 @@
+"""Blunders per 100 moves of one player in recorded games, judged by a score net that did not play.
+
+    python scripts/blunders.py MATCH_DIR [MATCH_DIR ...] [--player stonelab]
+        [--judge models/go19_resnet3x64_kgs_aux.ckpt] [--visits 50] [--moves 200] [--threshold 10]
+    python scripts/blunders.py --kgs-dir ../shared/data/kgs --games 20    # the same judge on experts
+
+A MATCH_DIR is a ``task=gtp_match`` run folder (its games.jsonl). Each game's first ``--moves``
+moves go to the KataGo-style JSON engine (stonelab.protocols.analysis) with the judge's
+checkpoint, one query analysing every turn; a move's points lost is KaTrain's (the mover's sign
+times the drop in Black's scoreLead across the move), and a blunder is a move that loses
+``--threshold`` points or more. The random opening moves a match starts from are nobody's and
+are left out. The interval is a bootstrap over games (moves of one game are not independent).
+``--kgs-dir`` judges both players of even 19x19 KGS games instead: how often the judge calls a
+strong amateur's move a blunder is the floor under every other number it gives.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from stonelab.data.sgf import even_games
+from stonelab.errors import StonelabError
+from stonelab.models.alphazero_go import go_model_from_checkpoint
+from stonelab.models.score_offset import katrain_points_lost
+from stonelab.protocols.analysis import AnalysisEngine
+from stonelab.protocols.gtp import move_name
+
+
+def turn_leads(engine: AnalysisEngine, moves: list[str], komi: float) -> np.ndarray:
+    """Black's scoreLead (the search's) before each of ``moves`` and after the last, Black first."""
+    query = {"id": "q", "rules": "chinese", "komi": komi, "boardXSize": 19, "boardYSize": 19,
+             "moves": [["B" if t % 2 == 0 else "W", move] for t, move in enumerate(moves)],
+             "analyzeTurns": list(range(len(moves) + 1))}
+    out = io.StringIO()
+    engine.closed = False
+    engine.run(io.StringIO(json.dumps(query) + "\n"), out)
+    answers = [json.loads(line) for line in out.getvalue().splitlines()]
+    failed = [a for a in answers if "error" in a]
+    if failed:
+        raise StonelabError(f"the judge refused a game: {failed[0]['error']}")
+    roots = sorted((a for a in answers if "rootInfo" in a), key=lambda a: a["turnNumber"])
+    return np.array([a["rootInfo"]["scoreLead"] for a in roots])
+
+
+def match_games(folder: Path, player: str, moves: int) -> list[tuple[list[str], list[bool]]]:
+    """Each game of a gtp_match folder: its first ``moves`` moves and which of them ``player``
+    chose (the match's random opening moves: nobody's)."""
+    journal = folder / "games.jsonl"
+    if not journal.is_file():
+        raise StonelabError(f"{folder}: no games.jsonl (give a task=gtp_match run folder)")
+    lines = [json.loads(line) for line in journal.read_text().splitlines() if line.strip()]
+    settings = lines[0].get("settings", {}) if lines else {}
+    if settings.get("board_size", 19) != 19:
+        raise StonelabError(f"{folder}: a {settings['board_size']}x{settings['board_size']} match; the judge is 19x19")
+    opening = int(settings.get("opening_moves") or 0)
+    games = []
+    for game in lines[1:]:
+        if player not in (game["black"], game["white"]):
+            raise StonelabError(f"{journal}: no player named {player!r} (its players: {game['black']}, {game['white']})")
+        colour = 0 if game["black"] == player else 1
+        chosen = game["moves"][:moves]
+        games.append((chosen, [t >= opening and t % 2 == colour for t in range(len(chosen))]))
+    if not games:
+        raise StonelabError(f"{journal}: no games played yet")
+    return games
+
+
+def kgs_games(folder: str, games: int, moves: int) -> list[tuple[list[str], list[bool]]]:
+    """Even 19x19 games of ``folder``, every move judged (both players)."""
+    chosen = even_games([folder], 19, moves)[:games]
+    if not chosen:
+        raise StonelabError(f"{folder}: no even 19x19 game of {moves} moves or more")
+    return [([move_name(p, 19) for _, p in g.moves[:moves]], [True] * min(moves, len(g.moves))) for g in chosen]
+
+
+def blunder_rate(lost_per_game: list[np.ndarray], threshold: float, resamples: int = 2000) -> dict:
+    """Blunders per 100 moves over the games, with a 95% bootstrap interval over games."""
+    blunders = np.array([int(np.sum(lost >= threshold)) for lost in lost_per_game])
+    moves = np.array([len(lost) for lost in lost_per_game])
+    rng = np.random.default_rng(0)
+    picks = rng.integers(0, len(moves), size=(resamples, len(moves)))
+    rates = 100 * blunders[picks].sum(axis=1) / np.maximum(moves[picks].sum(axis=1), 1)
+    every = np.concatenate(lost_per_game) if lost_per_game else np.zeros(0)
+    return {"games": len(moves), "moves": int(moves.sum()), "blunders": int(blunders.sum()),
+            "per_100_moves": round(100 * blunders.sum() / max(moves.sum(), 1), 2),
+            "interval_95": [round(float(np.percentile(rates, 2.5)), 2), round(float(np.percentile(rates, 97.5)), 2)],
+            "median_points_lost": round(float(np.median(every)), 2) if len(every) else None}
+
+
+def judged(engine: AnalysisEngine, games, komi: float) -> list[np.ndarray]:
+    """Points lost by each judged move of each game."""
+    lost = []
+    for moves, mine in games:
+        leads = turn_leads(engine, moves, komi)
+        colours = [1 if t % 2 == 0 else -1 for t in range(len(moves))]
+        lost.append(katrain_points_lost(leads, colours)[np.array(mine, dtype=bool)])
+    return lost
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("matches", nargs="*", type=Path, help="task=gtp_match run folders")
+    parser.add_argument("--player", default="stonelab", help="the player judged (its name in games.jsonl)")
+    parser.add_argument("--kgs-dir", help="judge both players of this folder's even 19x19 games instead")
+    parser.add_argument("--games", type=int, default=20, help="with --kgs-dir: how many games")
+    parser.add_argument("--judge", default="models/go19_resnet3x64_kgs_aux.ckpt")
+    parser.add_argument("--visits", type=int, default=50)
+    parser.add_argument("--moves", type=int, default=200, help="the first this many moves of each game")
+    parser.add_argument("--threshold", type=float, default=10.0, help="points lost that make a blunder")
+    parser.add_argument("--komi", type=float, default=7.5)
+    parser.add_argument("--out", type=Path, help="also write the numbers here as JSON")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    try:
+        if bool(args.matches) == bool(args.kgs_dir):
+            raise StonelabError("give match folders or --kgs-dir (one of the two)")
+        sources = ({str(f): match_games(f, args.player, args.moves) for f in args.matches} if args.matches
+                   else {args.kgs_dir: kgs_games(args.kgs_dir, args.games, args.moves)})
+        engine = AnalysisEngine(go_model_from_checkpoint(args.judge), {"leaves_per_game": 4}, max_visits=args.visits)
+        results = {}
+        for name, games in sources.items():
+            results[name] = blunder_rate(judged(engine, games, args.komi), args.threshold)
+            r = results[name]
+            print(f"{name}: {r['games']} games, {r['moves']} moves judged, {r['blunders']} blunders "
+                  f"(>= {args.threshold:g} points): {r['per_100_moves']:.2f} per 100 moves "
+                  f"[{r['interval_95'][0]:.2f}, {r['interval_95'][1]:.2f}]; median points lost {r['median_points_lost']}")
+        if args.out:
+            args.out.write_text(json.dumps({"judge": args.judge, "visits": args.visits, "moves": args.moves,
+                                            "threshold": args.threshold, "results": results}, indent=1) + "\n")
+    except (StonelabError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
