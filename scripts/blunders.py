@@ -1,4 +1,5 @@
-"""Blunders per 100 moves of one player in recorded games, judged by a score net that did not play.
+"""Blunders per 100 moves of one player in recorded games, judged by a score net that did not play;
+and when it passed.
 
     python scripts/blunders.py MATCH_DIR [MATCH_DIR ...] [--player stonelab]
         [--judge models/go19_resnet3x64_kgs_aux.ckpt] [--visits 50] [--moves 200] [--threshold 10]
@@ -12,6 +13,11 @@ times the drop in Black's scoreLead across the move), and a blunder is a move th
 are left out. The interval is a bootstrap over games (moves of one game are not independent).
 ``--kgs-dir`` judges both players of even 19x19 KGS games instead: how often the judge calls a
 strong amateur's move a blunder is the floor under every other number it gives.
+
+For match folders a second line gives the player's pass timing in the endgame, from the whole
+records: the median number of the opponent's moves (passes not counted) after the player's
+first pass -- points it left open -- and of the player's own moves after the opponent's first
+pass -- play it went on with when the opponent thought the game over.
 """
 
 from __future__ import annotations
@@ -52,24 +58,46 @@ def turn_leads(engine: AnalysisEngine, moves: list[str], komi: float) -> np.ndar
 def match_games(folder: Path, player: str, moves: int) -> list[tuple[list[str], list[bool]]]:
     """Each game of a gtp_match folder: its first ``moves`` moves and which of them ``player``
     chose (the match's random opening moves: nobody's)."""
-    journal = folder / "games.jsonl"
-    if not journal.is_file():
-        raise StonelabError(f"{folder}: no games.jsonl (give a task=gtp_match run folder)")
-    lines = [json.loads(line) for line in journal.read_text().splitlines() if line.strip()]
-    settings = lines[0].get("settings", {}) if lines else {}
+    settings, records = _journal(folder)
     if settings.get("board_size", 19) != 19:
         raise StonelabError(f"{folder}: a {settings['board_size']}x{settings['board_size']} match; the judge is 19x19")
     opening = int(settings.get("opening_moves") or 0)
     games = []
-    for game in lines[1:]:
+    for game in records:
         if player not in (game["black"], game["white"]):
-            raise StonelabError(f"{journal}: no player named {player!r} (its players: {game['black']}, {game['white']})")
+            raise StonelabError(f"{folder}: no player named {player!r} (its players: {game['black']}, {game['white']})")
         colour = 0 if game["black"] == player else 1
         chosen = game["moves"][:moves]
         games.append((chosen, [t >= opening and t % 2 == colour for t in range(len(chosen))]))
-    if not games:
-        raise StonelabError(f"{journal}: no games played yet")
     return games
+
+
+def _journal(folder: Path) -> tuple[dict, list[dict]]:
+    journal = folder / "games.jsonl"
+    if not journal.is_file():
+        raise StonelabError(f"{folder}: no games.jsonl (give a task=gtp_match run folder)")
+    lines = [json.loads(line) for line in journal.read_text().splitlines() if line.strip()]
+    if len(lines) < 2:
+        raise StonelabError(f"{journal}: no games played yet")
+    return lines[0].get("settings", {}), lines[1:]
+
+
+def moves_after_first_pass(moves: list[str], passer: int, mover: int) -> int:
+    """``mover``'s moves (0 Black, 1 White; passes not counted) after ``passer``'s first pass."""
+    first = next((t for t, m in enumerate(moves) if t % 2 == passer and m.lower() == "pass"), len(moves))
+    return sum(1 for t in range(first + 1, len(moves)) if t % 2 == mover and moves[t].lower() != "pass")
+
+
+def pass_timing(folder: Path, player: str) -> dict:
+    """Per game: the opponent's moves after ``player``'s first pass, and ``player``'s moves after
+    the opponent's first pass (passes not counted; a game with no such pass counts 0)."""
+    left_open, played_on = [], []
+    for game in _journal(folder)[1]:
+        colour = 0 if game["black"] == player else 1
+        left_open.append(moves_after_first_pass(game["moves"], colour, 1 - colour))
+        played_on.append(moves_after_first_pass(game["moves"], 1 - colour, colour))
+    return {"opponent_moves_after_its_first_pass": {"median": float(np.median(left_open)), "mean": round(float(np.mean(left_open)), 1)},
+            "its_moves_after_the_opponents_first_pass": {"median": float(np.median(played_on)), "mean": round(float(np.mean(played_on)), 1)}}
 
 
 def kgs_games(folder: str, games: int, moves: int) -> list[tuple[list[str], list[bool]]]:
@@ -131,6 +159,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: {r['games']} games, {r['moves']} moves judged, {r['blunders']} blunders "
                   f"(>= {args.threshold:g} points): {r['per_100_moves']:.2f} per 100 moves "
                   f"[{r['interval_95'][0]:.2f}, {r['interval_95'][1]:.2f}]; median points lost {r['median_points_lost']}")
+            if args.matches:
+                r["passes"] = timing = pass_timing(Path(name), args.player)
+                opened, went_on = timing["opponent_moves_after_its_first_pass"], timing["its_moves_after_the_opponents_first_pass"]
+                print(f"{name}: passes: the opponent's moves after {args.player}'s first pass: median {opened['median']:g} "
+                      f"(mean {opened['mean']:g}); {args.player}'s moves after the opponent's first pass: "
+                      f"median {went_on['median']:g} (mean {went_on['mean']:g})")
         if args.out:
             args.out.write_text(json.dumps({"judge": args.judge, "visits": args.visits, "moves": args.moves,
                                             "threshold": args.threshold, "results": results}, indent=1) + "\n")

@@ -267,7 +267,12 @@ def test_blunders_judges_only_the_named_players_own_moves(repo_root, tmp_path):
     every = blunders(journal.parent, "--threshold", "-1000", "--out", tmp_path / "b.json")
     assert every.returncode == 0, every.stderr
     assert "2 games, 8 moves judged, 8 blunders (>= -1000 points): 100.00 per 100 moves" in every.stdout
-    assert json.loads((tmp_path / "b.json").read_text())["results"][str(journal.parent)]["moves"] == 8
+    result = json.loads((tmp_path / "b.json").read_text())["results"][str(journal.parent)]
+    assert result["moves"] == 8
+    # Black passes at move 8, White plays O3 after it: as Black, one move left open; as White, one
+    # move played on after the opponent's pass
+    assert result["passes"] == {"opponent_moves_after_its_first_pass": {"median": 0.5, "mean": 0.5},
+                                "its_moves_after_the_opponents_first_pass": {"median": 0.5, "mean": 0.5}}
     assert ", 0 blunders (>= 1000 points): 0.00 per 100 moves [0.00, 0.00]" in blunders(journal.parent, "--threshold", "1000").stdout
     for args, words in (([journal.parent, "--player", "pachi"], "no player named 'pachi'"),
                         ([tmp_path / "nothing"], "no games.jsonl"), ([], "give match folders or --kgs-dir")):
