@@ -196,6 +196,8 @@ def test_bad_settings_are_named():
         tiny_module(optimizer="sgd")
     with pytest.raises(ConfigError, match=r"model.net.stem_kernel=2 must be an odd int"):
         BeliefViT(4, 19, stem_kernel=2, **TINY)
+    with pytest.raises(ConfigError, match=r"model.net.memory_kind='lstm': choose gru or transformer"):
+        BeliefViT(4, 19, memory=2, memory_kind="lstm", **TINY)
     with pytest.raises(ConfigError, match="model.warmup_steps=-1"):
         tiny_module(warmup_steps=-1)
 
@@ -407,20 +409,24 @@ def test_inspect_writes_a_png(trained, tmp_path, run_eval, repo_root):
         run_eval(["task=inspect", f"ckpt_path={last}", "move=3", f"paths.output_dir={tmp_path / 'eval'}"])
 
 
-def test_memory_reads_the_past_positions():
+@pytest.mark.parametrize("kind", ["gru", "transformer"])
+def test_memory_reads_the_past_positions(kind):
     from stonelab.errors import ConfigError
     from stonelab.models.belief_vit import BeliefViTModule
 
     torch.manual_seed(0)
-    net = BeliefViT(4, 9, embed_dim=16, heads=2, layers=1, ff_dim=32, belief_hidden=16, memory=3)
+    net = BeliefViT(4, 9, embed_dim=16, heads=2, layers=1, ff_dim=32, belief_hidden=16, memory=3, memory_kind=kind)
     planes = (torch.rand(2, 4, 9, 9) > 0.5).float()
     past = (torch.rand(2, 3, 4, 9, 9) > 0.5).to(torch.uint8)
     out = net(planes, None, past)
     assert not torch.allclose(out.policy_logits, net(planes, None, torch.zeros_like(past)).policy_logits)
     assert torch.allclose(net(planes, None, None).policy_logits,
                           net(planes, None, torch.zeros_like(past)).policy_logits)
+    # Which past position is which counts: the same positions in another order read differently.
+    assert not torch.allclose(out.policy_logits, net(planes, None, past.flip(1)).policy_logits)
     out.policy_logits.sum().backward()
-    assert net.memory_gru.weight_ih_l0.grad.abs().sum() > 0   # the policy learns through the memory
+    reader = net.memory_gru.weight_ih_l0 if kind == "gru" else net.memory_age
+    assert reader.grad.abs().sum() > 0   # the policy learns through the memory
     with pytest.raises(ValueError, match="model.net.memory=3"):
         net(planes, None, past[:, :2])
     # A memory net trained on batches without past positions is refused, by name.
@@ -434,8 +440,8 @@ def test_memory_reads_the_past_positions():
 def test_fast_dev_run_with_memory(tmp_path, compose_go):
     from stonelab.pipeline import train
 
-    cfg = compose_go("belief_vit", [*TINY_OVERRIDES, "model.net.memory=2", "+trainer.fast_dev_run=true",
-                                    "logger=none"], tmp_path)
+    cfg = compose_go("belief_vit", [*TINY_OVERRIDES, "model.net.memory=2", "model.net.memory_kind=transformer",
+                                    "+trainer.fast_dev_run=true", "logger=none"], tmp_path)
     assert cfg.data.history == 2
     assert "train/loss" in train(cfg)["metrics"]
 

@@ -43,6 +43,7 @@ from stonelab.models.nets.maddison import komi_for_mover, score_outputs
 from stonelab.models.outputs import GoModelOutput
 
 ADVICE_CHANNELS = 3  # belief-map value at the token, confidence, value
+MEMORY_KINDS = ("gru", "transformer")  # what reads the past positions (model.net.memory_kind)
 
 
 class Fixed2DPositionalEncoding(nn.Module):
@@ -83,7 +84,7 @@ class BeliefViT(nn.Module):
     def __init__(self, in_planes: int = 4, board_size: int = 19, *, embed_dim: int = 128, heads: int = 4,
                  layers: int = 4, ff_dim: int = 512, dropout: float = 0.0, belief_hidden: int = 256,
                  advice: bool = True, ownership_head: str = "tokens", memory: int = 0, score_head: bool = False,
-                 stem_kernel: int = 1):
+                 stem_kernel: int = 1, memory_kind: str = "gru"):
         super().__init__()
         check([
             (lambda: isinstance(embed_dim, int) and embed_dim >= 4 and embed_dim % 4 == 0,
@@ -99,6 +100,8 @@ class BeliefViT(nn.Module):
              f"model.net.ownership_head={ownership_head!r}: choose tokens or pooled"),
             (lambda: isinstance(memory, int) and memory >= 0,
              f"model.net.memory={memory!r} must be an int >= 0 (past positions read; 0 = off)"),
+            (lambda: memory_kind in MEMORY_KINDS,
+             f"model.net.memory_kind={memory_kind!r}: choose {' or '.join(MEMORY_KINDS)}"),
             (lambda: isinstance(score_head, bool), f"model.net.score_head={score_head!r} must be true or false"),
             (lambda: isinstance(stem_kernel, int) and stem_kernel >= 1 and stem_kernel % 2 == 1,
              f"model.net.stem_kernel={stem_kernel!r} must be an odd int >= 1 (1: the seed's per-point embedding)"),
@@ -106,7 +109,7 @@ class BeliefViT(nn.Module):
         self.config = dict(in_planes=in_planes, board_size=board_size, embed_dim=embed_dim, heads=heads,
                            layers=layers, ff_dim=ff_dim, dropout=dropout, belief_hidden=belief_hidden,
                            advice=advice, ownership_head=ownership_head, memory=memory, score_head=score_head,
-                           stem_kernel=stem_kernel)
+                           stem_kernel=stem_kernel, memory_kind=memory_kind)
         self.board_size = board_size
         self.num_points = board_size * board_size
         self.advice = advice
@@ -123,12 +126,22 @@ class BeliefViT(nn.Module):
                                              enable_nested_tensor=False)
         # Memory (seed 001: history and ko): each of the last `memory` positions is
         # summarised by one linear map of all its planes (so where stones were, not just
-        # how many), a GRU reads the summaries oldest first, and its last state joins
-        # the encoder's input as one more token that every point can attend to.
+        # how many); a GRU reads the summaries oldest first (its last state), or one
+        # Transformer layer reads them at once, each tagged with how long ago it was (the
+        # latest position's output); that joins the encoder's input as one more token
+        # that every point can attend to.
         self.memory = memory
+        self.memory_kind = memory_kind
         if memory:
             self.memory_summary = nn.Linear(in_planes * self.num_points, embed_dim)
-            self.memory_gru = nn.GRU(embed_dim, embed_dim, batch_first=True)
+            if memory_kind == "gru":
+                self.memory_gru = nn.GRU(embed_dim, embed_dim, batch_first=True)
+            else:
+                self.memory_age = nn.Parameter(torch.randn(memory, embed_dim) * 0.02)
+                reader = nn.TransformerEncoderLayer(embed_dim, heads, dim_feedforward=ff_dim, dropout=dropout,
+                                                    activation="gelu", batch_first=True, norm_first=True)
+                self.memory_reader = nn.TransformerEncoder(reader, 1, norm=nn.LayerNorm(embed_dim),
+                                                           enable_nested_tensor=False)
         # Belief head: pooled board tokens -> MLP -> confidence, value, ownership map.
         self.belief = nn.ModuleDict({
             "mlp": nn.Sequential(nn.Linear(embed_dim, belief_hidden), nn.GELU(),
@@ -152,7 +165,7 @@ class BeliefViT(nn.Module):
         return self.policy.parameters()
 
     def memory_token(self, history: torch.Tensor | None, like: torch.Tensor) -> torch.Tensor:
-        """[B, 1, D]: the GRU's summary of ``history`` [B, memory, C, n, n] (oldest first;
+        """[B, 1, D]: the memory's summary of ``history`` [B, memory, C, n, n] (oldest first;
         None = no past positions, as at a game's start)."""
         b = like.shape[0]
         if history is None:
@@ -161,6 +174,8 @@ class BeliefViT(nn.Module):
             raise ValueError(f"history has shape {tuple(history.shape)}; this net reads "
                              f"[{b}, {self.memory}, planes, n, n] (model.net.memory={self.memory})")
         summaries = self.memory_summary(history.flatten(2).to(like.dtype))
+        if self.memory_kind == "transformer":
+            return self.memory_reader(summaries + self.memory_age.to(like.dtype))[:, -1:]
         _, last = self.memory_gru(summaries)
         return last[-1][:, None]
 
