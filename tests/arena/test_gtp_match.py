@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -78,12 +79,14 @@ class Scripted(GTPCommands):
 
 # A scripted GTP engine run as a subprocess: ``fake_engine.py '<json>'`` with "moves" (genmove
 # answers, then pass), "cleanup" (kgs-genmove_cleanup answers, then pass), "dead" (its
-# final_status_list dead answer), "knows" (the optional commands it lists) and "log" (a file it
-# appends every command to). It never checks a move: the referee must.
+# final_status_list dead answer), "knows" (the optional commands it lists), "log" (a file it
+# appends every command to) and "die_at" (it exits at that genmove; with "once", a file it then
+# writes, only the first process dies). It never checks a move: the referee must.
 FAKE_ENGINE = r"""
-import json, sys
+import json, os, sys
 cfg = json.loads(sys.argv[1])
 moves, cleanup = cfg.get("moves", []), cfg.get("cleanup", [])
+genmoves = 0
 known = ["name", "version", "known_command", "list_commands", "quit", "boardsize", "clear_board",
          "komi", "play", "genmove", *cfg.get("knows", [])]
 for line in sys.stdin:
@@ -102,6 +105,11 @@ for line in sys.stdin:
     elif command == "list_commands":
         text = "\n".join(known)
     elif command == "genmove":
+        genmoves += 1
+        if genmoves == cfg.get("die_at") and not os.path.exists(cfg.get("once", "")):
+            if cfg.get("once"):  # dies in this process only, not after a restart
+                open(cfg["once"], "w").close()
+            sys.exit(3)
         text = moves.pop(0) if moves else "pass"
     elif command == "kgs-genmove_cleanup" and command in known:
         text = cleanup.pop(0) if cleanup else "pass"
@@ -261,6 +269,32 @@ def test_a_move_the_opponent_refuses_makes_the_game_void():
     game = play_gtp_game(Scripted("b", ["E5"]), Scripted("w", refuse_play=True), RULES, max_moves=50)
     assert game.void and game.winner == 0 and game.result == "Void"
     assert game.detail == "w refused 'play b E5': illegal move"
+
+
+def test_an_engine_that_dies_voids_its_game_and_the_match_restarts_it(fake_engine, tmp_path):
+    """GNU Go 3.8 segfaults in rare positions: that game is void (its moves kept), the engine
+    is restarted, and the next game is played and counted."""
+    engine, log = fake_engine("crashy", moves=["A9", "B9"], die_at=2, once=str(tmp_path / "died"))
+    model = model_player(tiny_predictor())
+    result, games = gtp_match(model, engine, RULES, games=2, max_moves=6)
+    assert games[0].void and games[0].reason == "engine_died" and games[0].result == "Void"
+    assert games[0].detail.startswith("crashy exited (code 3) before answering 'genmove w'")
+    # the model's move, the engine's first answer (A9), the model's move; then it died
+    assert len(games[0].moves) == 3 and games[0].moves[1] == (WHITE, parse_vertex("A9", 9))
+    assert games[0].to_json()["winner"] == "void"
+    assert not games[1].void and result.games == 1  # the restarted engine played the second game
+    assert commands(log).count("boardsize 9") == 2 and (tmp_path / "died").exists()
+
+
+def test_an_engine_that_dies_twice_in_a_row_stops_the_match(fake_engine):
+    engine, _ = fake_engine("broken", die_at=1)
+    recorded = []
+    words = ("broken exited (code 3) before answering 'genmove b'; nothing on its stderr, and in the game "
+             "before: the match stops (2 games recorded, the last two void)")
+    with pytest.raises(StonelabError, match=re.escape(words)):
+        gtp_match(model_player(tiny_predictor()), engine, RULES, games=4, max_moves=6,
+                  on_game=lambda i, g, so_far: recorded.append(g.reason))
+    assert recorded == ["engine_died", "engine_died"]  # both journalled before the stop
 
 
 def test_a_game_cut_at_max_moves_is_not_played_on():
@@ -506,3 +540,16 @@ def test_a_pass_with_points_still_open_is_counted_against_the_side_that_made_it(
     assert game.passes_with_open_points(BLACK) == 0  # black's own area: nothing left to take
     game.moves += [(WHITE, 80), (BLACK, 81)]  # the cleanup phase: now white has a stone, black must answer
     assert game.passes_with_open_points(BLACK) == 1
+
+
+def test_a_belief_gate_is_part_of_the_match(tiny_ckpt, tmp_path, eval_cfg):
+    """Gate on and gate off are two matches: a journal of one is not continued as the other."""
+    from stonelab.eval_tasks.gtp_match import MatchJournal, match_settings
+
+    cfg = eval_cfg(tmp_path, f"ckpt_path={tiny_ckpt}", "opponent_command='engine --gtp'")
+    on = match_settings(cfg, {}, RULES, 12, gate={"enabled": True, "threshold": 0.2})
+    assert "gate" not in match_settings(cfg, {}, RULES, 12)  # a net without a gate: as before
+    MatchJournal(tmp_path / "games.jsonl", on).played()
+    off = match_settings(cfg, {}, RULES, 12, gate={"enabled": False, "threshold": 0.2})
+    with pytest.raises(StonelabError, match="holds 0 games of another match .*differs in gate"):
+        MatchJournal(tmp_path / "games.jsonl", off).played()

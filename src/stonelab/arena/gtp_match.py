@@ -11,6 +11,9 @@ with our own `GoRules`:
   that is not a vertex, loses the game for that side ("illegal_move" / "bad_move");
 - a move the *other* side refuses to take (its rules differ, e.g. superko) ends the
   game as void ("refused_move"): it counts for no one;
+- an engine process that dies or stops answering (GNU Go 3.8 segfaults in rare
+  positions) also voids the game ("engine_died", the moves so far kept); the match
+  restarts the engine and plays on, and stops if the next game dies too;
 - otherwise the game ends on resign, two passes, or ``max_moves`` moves (passes
   included), and is counted by our Tromp-Taylor area count with komi.
 
@@ -76,13 +79,16 @@ from stonelab.protocols.gtp_client import (
     GTPBadAnswer,
     GTPBadMove,
     GTPCommands,
+    GTPEngineDied,
+    GTPEngineError,
     GTPFailure,
     LocalEngine,
 )
 
 BLACK, WHITE = 1, -1
 COLOUR_WORDS = {BLACK: "black", WHITE: "white"}
-REASONS = ("two_passes", "max_moves", "resign", "illegal_move", "bad_move", "refused_move")
+REASONS = ("two_passes", "max_moves", "resign", "illegal_move", "bad_move", "refused_move", "engine_died")
+VOID_REASONS = ("refused_move", "engine_died")  # games that count for no one
 SCORED_BY = ("final_status_list", "cleanup", "tromp_taylor")  # best first, see the module docstring
 
 
@@ -108,7 +114,7 @@ class GTPGame:
 
     @property
     def void(self) -> bool:
-        return self.reason == "refused_move"
+        return self.reason in VOID_REASONS
 
     def passes_with_open_points(self, colour: int) -> int:
         """How often ``colour`` passed while it still had points to play for
@@ -216,11 +222,21 @@ def play_gtp_game(black: GTPCommands, white: GTPCommands, rules: GoRules, max_mo
     cleanup phase (None: one per point of the board; 0: no cleanup phase). opening: moves
     played for both sides first (black's first), told to both engines, kept in the record.
     """
+    game = GTPGame(black.label, white.label, rules.n, rules.komi)
+    try:
+        _play_and_count(game, black, white, rules, max_moves, judge, cleanup_moves, opening)
+    except GTPEngineDied as exc:
+        game.winner, game.reason, game.detail = 0, "engine_died", str(exc)
+    return game
+
+
+def _play_and_count(game: GTPGame, black: GTPCommands, white: GTPCommands, rules: GoRules, max_moves: int,
+                    judge: GTPCommands | None, cleanup_moves: int | None, opening: list[int]) -> None:
+    """`play_gtp_game`'s game, its moves and result written into ``game``."""
     for side in (black, white):
         start_game(side, rules)
     state = rules.new_state()
     sides = {BLACK: black, WHITE: white}
-    game = GTPGame(black.label, white.label, rules.n, rules.komi)
     for move in opening:
         colour = state.to_play
         state.play(move)
@@ -234,7 +250,6 @@ def play_gtp_game(black: GTPCommands, white: GTPCommands, rules: GoRules, max_mo
         _score(game, state, sides, judge, cleanup_cap if passed else 0)
     except _Decided as end:
         game.winner, game.reason, game.detail = end.winner, end.reason, end.detail
-    return game
 
 
 def _play_until_passes(game: GTPGame, state: GoState, sides: dict[int, GTPCommands], max_moves: int, *,
@@ -403,7 +418,19 @@ def gtp_match(player: GTPCommands, opponent: GTPCommands, rules: GoRules, games:
             write_sgf(record, Path(sgf_dir) / f"game_{index:04d}.sgf")
         if on_game is not None:
             on_game(index, record, tally(records))
+        if record.reason == "engine_died":
+            if len(records) > 1 and records[-2].reason == "engine_died":
+                raise GTPEngineError(f"{record.detail}, and in the game before: the match stops "
+                                     f"({len(records)} games recorded, the last two void)")
+            _restart_dead(black, white, judge)
     return tally(records), records
+
+
+def _restart_dead(*sides: GTPCommands | None) -> None:
+    """A fresh process for each engine subprocess that died in the last game."""
+    for side in sides:
+        if getattr(side, "closed", False) and hasattr(side, "restart"):
+            side.restart()
 
 
 def player_colour(index: int) -> int:

@@ -46,7 +46,8 @@ def run(cfg: DictConfig) -> dict:
     rules = GoRules(predictor.rules.n, komi=float(cfg.komi))
     max_moves = int(cfg.max_moves or 2 * rules.num_points)
     sgf_dir = Path(str(cfg.sgf_dir)) if cfg.get("sgf_dir") else None
-    journal = MatchJournal(Path(str(cfg.paths.output_dir)) / JOURNAL, match_settings(cfg, settings, rules, max_moves))
+    journal = MatchJournal(Path(str(cfg.paths.output_dir)) / JOURNAL,
+                           match_settings(cfg, settings, rules, max_moves, gate=getattr(predictor, "gate", None)))
     played = journal.played()
     if played:
         print(f"continuing the match in {cfg.paths.output_dir}: {len(played)} of {cfg.games} games played")
@@ -91,9 +92,10 @@ def run(cfg: DictConfig) -> dict:
 JOURNAL = "games.jsonl"  # the run folder's record of a match, one game per line, to continue it
 
 
-def match_settings(cfg: DictConfig, search: dict, rules, max_moves: int) -> dict:
+def match_settings(cfg: DictConfig, search: dict, rules, max_moves: int, gate: dict | None = None) -> dict:
     """What makes two runs the same match: the players (``search``: our engine's settings,
-    `stonelab.games.go.settings.entry_point_settings`), the rules and the openings."""
+    `stonelab.games.go.settings.entry_point_settings`; ``gate``: a belief_vit's gate as it
+    plays), the rules and the openings."""
     import hashlib
 
     with open(cfg.ckpt_path, "rb") as f:
@@ -104,7 +106,8 @@ def match_settings(cfg: DictConfig, search: dict, rules, max_moves: int) -> dict
             "pure_playouts": cfg.pure_playouts, "board_size": rules.n, "komi": rules.komi, "max_moves": max_moves,
             "cleanup_moves": cfg.cleanup_moves, "opening_moves": cfg.opening_moves, "seed": cfg.seed,
             # only when set, so the journals of matches played before the option continue
-            **({"symmetries": cfg.symmetries} if cfg.symmetries != 1 else {})}
+            **({"symmetries": cfg.symmetries} if cfg.symmetries != 1 else {}),
+            **({"gate": dict(gate)} if gate else {})}
 
 
 class MatchJournal:

@@ -52,6 +52,11 @@ class GTPEngineError(StonelabError):
     """A GTP engine that cannot be started, dies, stops answering, or breaks the protocol."""
 
 
+class GTPEngineDied(GTPEngineError):
+    """The engine exited or stopped answering mid-conversation: its process is gone, and
+    `GTPClient.restart` starts a fresh one."""
+
+
 class GTPFailure(GTPEngineError):
     """The engine answered "? message": ``message`` is its text, ``command`` what was sent."""
 
@@ -194,7 +199,12 @@ class GTPClient(GTPCommands):
             raise GTPEngineError("empty engine command")
         self.timeout = timeout
         self.label = label or shlex.join(self.argv)  # errors name the whole command
-        self.process = _start(self.argv, cwd)
+        self.cwd = cwd
+        self._launch()
+
+    def _launch(self) -> None:
+        """Start the engine process and the threads that read its pipes."""
+        self.process = _start(self.argv, self.cwd)
         self.closed = False
         self._next_id = 1
         self._lines: queue.Queue[str | None] = queue.Queue()
@@ -205,6 +215,12 @@ class GTPClient(GTPCommands):
         ]
         for thread in self._threads:
             thread.start()
+
+    def restart(self) -> None:
+        """A fresh process of the same command, after the last one died (or to start over)."""
+        if not self.closed:
+            self.close()
+        self._launch()
 
     def send(self, command: str, timeout: float | None = None) -> str:
         """The engine's answer to ``command`` (ids are added and checked here); GTPFailure on "? ..."."""
@@ -244,19 +260,19 @@ class GTPClient(GTPCommands):
         except ValueError as exc:
             raise self._broken(f"the answer to {command!r} is {exc}") from None
 
-    def _died(self, command: str) -> GTPEngineError:
+    def _died(self, command: str) -> GTPEngineDied:
         """The error for an engine that exited; waits a moment for its exit code and last stderr."""
         try:
             code = self.process.wait(timeout=2)
         except subprocess.TimeoutExpired:
             code = None
         self._stop()  # kills it if it closed stdout but lives on; joins the stderr thread
-        return GTPEngineError(f"{self.label} exited (code {code}) before answering {command!r}{self._stderr_tail()}")
+        return GTPEngineDied(f"{self.label} exited (code {code}) before answering {command!r}{self._stderr_tail()}")
 
-    def _broken(self, what: str) -> GTPEngineError:
+    def _broken(self, what: str) -> GTPEngineDied:
         """The error for an engine that cannot be trusted any more: it is stopped first."""
         self._stop()
-        return GTPEngineError(f"{self.label}: {what} (engine stopped){self._stderr_tail()}")
+        return GTPEngineDied(f"{self.label}: {what} (engine stopped){self._stderr_tail()}")
 
     def _stderr_tail(self, lines: int = 3) -> str:
         tail = [line for line in self._stderr if line.strip()][-lines:]
