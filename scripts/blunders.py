@@ -119,7 +119,8 @@ def blunder_rate(lost_per_game: list[np.ndarray], threshold: float, resamples: i
     return {"games": len(moves), "moves": int(moves.sum()), "blunders": int(blunders.sum()),
             "per_100_moves": round(100 * blunders.sum() / max(moves.sum(), 1), 2),
             "interval_95": [round(float(np.percentile(rates, 2.5)), 2), round(float(np.percentile(rates, 97.5)), 2)],
-            "median_points_lost": round(float(np.median(every)), 2) if len(every) else None}
+            "median_points_lost": round(float(np.median(every)), 2) if len(every) else None,
+            "blunders_per_game": blunders.tolist(), "moves_per_game": moves.tolist()}
 
 
 def judged(engine: AnalysisEngine, games, komi: float) -> list[np.ndarray]:
