@@ -12,7 +12,9 @@ times the drop in Black's scoreLead across the move), and a blunder is a move th
 ``--threshold`` points or more. The random opening moves a match starts from are nobody's and
 are left out. The interval is a bootstrap over games (moves of one game are not independent).
 ``--kgs-dir`` judges both players of even 19x19 KGS games instead: how often the judge calls a
-strong amateur's move a blunder is the floor under every other number it gives.
+strong amateur's move a blunder is the floor under every other number it gives. (Measured
+2026-12-05 at 16 visits: 1.5 per 100 moves over 20 held-out games, 55 of the 61 in one game's ko
+fight, where each ko threat looks to the judge like a move that gives the ko away.)
 
 For match folders a second line gives the player's pass timing in the endgame, from the whole
 records: the median number of the opponent's moves (passes not counted) after the player's
