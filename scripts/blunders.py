@@ -122,6 +122,7 @@ def blunder_rate(lost_per_game: list[np.ndarray], threshold: float, resamples: i
             "per_100_moves": round(100 * blunders.sum() / max(moves.sum(), 1), 2),
             "interval_95": [round(float(np.percentile(rates, 2.5)), 2), round(float(np.percentile(rates, 97.5)), 2)],
             "median_points_lost": round(float(np.median(every)), 2) if len(every) else None,
+            "mean_points_lost": round(float(np.mean(every)), 2) if len(every) else None,
             "blunders_per_game": blunders.tolist(), "moves_per_game": moves.tolist()}
 
 
@@ -161,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
             r = results[name]
             print(f"{name}: {r['games']} games, {r['moves']} moves judged, {r['blunders']} blunders "
                   f"(>= {args.threshold:g} points): {r['per_100_moves']:.2f} per 100 moves "
-                  f"[{r['interval_95'][0]:.2f}, {r['interval_95'][1]:.2f}]; median points lost {r['median_points_lost']}")
+                  f"[{r['interval_95'][0]:.2f}, {r['interval_95'][1]:.2f}]; points lost per move: median {r['median_points_lost']}, "
+                  f"mean {r['mean_points_lost']}")
             if args.matches:
                 r["passes"] = timing = pass_timing(Path(name), args.player)
                 opened, went_on = timing["opponent_moves_after_its_first_pass"], timing["its_moves_after_the_opponents_first_pass"]
