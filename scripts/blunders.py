@@ -25,7 +25,6 @@ pass -- play it went on with when the opponent thought the game over.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import sys
 from pathlib import Path
@@ -37,24 +36,17 @@ from stonelab.data.sgf import even_games
 from stonelab.errors import StonelabError
 from stonelab.models.alphazero_go import go_model_from_checkpoint
 from stonelab.models.score_offset import katrain_points_lost
-from stonelab.protocols.analysis import AnalysisEngine
+from stonelab.protocols.analysis import AnalysisEngine, turn_roots
 from stonelab.protocols.gtp import move_name
 
 
 def turn_leads(engine: AnalysisEngine, moves: list[str], komi: float) -> np.ndarray:
     """Black's scoreLead (the search's) before each of ``moves`` and after the last, Black first."""
-    query = {"id": "q", "rules": "chinese", "komi": komi, "boardXSize": 19, "boardYSize": 19,
-             "moves": [["B" if t % 2 == 0 else "W", move] for t, move in enumerate(moves)],
-             "analyzeTurns": list(range(len(moves) + 1))}
-    out = io.StringIO()
-    engine.closed = False
-    engine.run(io.StringIO(json.dumps(query) + "\n"), out)
-    answers = [json.loads(line) for line in out.getvalue().splitlines()]
-    failed = [a for a in answers if "error" in a]
-    if failed:
-        raise StonelabError(f"the judge refused a game: {failed[0]['error']}")
-    roots = sorted((a for a in answers if "rootInfo" in a), key=lambda a: a["turnNumber"])
-    return np.array([a["rootInfo"]["scoreLead"] for a in roots])
+    try:
+        roots = turn_roots(engine, [("B" if t % 2 == 0 else "W", move) for t, move in enumerate(moves)], komi)
+    except ValueError as exc:
+        raise StonelabError(str(exc)) from None
+    return np.array([root["scoreLead"] for root in roots])
 
 
 def match_games(folder: Path, player: str, moves: int) -> list[tuple[list[str], list[bool]]]:
@@ -78,9 +70,13 @@ def _journal(folder: Path) -> tuple[dict, list[dict]]:
     journal = folder / "games.jsonl"
     if not journal.is_file():
         raise StonelabError(f"{folder}: no games.jsonl (give a task=gtp_match run folder)")
-    lines = [json.loads(line) for line in journal.read_text().splitlines() if line.strip()]
-    if len(lines) < 2:
-        raise StonelabError(f"{journal}: no games played yet")
+    try:
+        lines = [json.loads(line) for line in journal.read_text().splitlines() if line.strip()]
+    except json.JSONDecodeError as exc:
+        raise StonelabError(f"{journal}: not a match journal ({exc})") from None
+    if len(lines) < 2 or not all(isinstance(g, dict) and {"black", "white", "moves"} <= g.keys() for g in lines[1:]):
+        raise StonelabError(f"{journal}: no games played yet, or not a match journal (each game needs "
+                            "black, white and moves)")
     return lines[0].get("settings", {}), lines[1:]
 
 

@@ -16,8 +16,6 @@ Black's scoreLead: a constant favour to the side to move shows here as a median 
 from __future__ import annotations
 
 import argparse
-import io
-import json
 import sys
 
 import numpy as np
@@ -27,20 +25,13 @@ from stonelab.data.sgf import even_games
 from stonelab.errors import StonelabError
 from stonelab.models.alphazero_go import go_model_from_checkpoint
 from stonelab.models.score_offset import katrain_points_lost
-from stonelab.protocols.analysis import AnalysisEngine
+from stonelab.protocols.analysis import AnalysisEngine, turn_roots
 from stonelab.protocols.gtp import move_name
 
 
 def roots_of(engine: AnalysisEngine, game, moves: int, komi: float) -> list[dict]:
     """rootInfo of turns 0..moves of ``game``, in turn order."""
-    query = {"id": "q", "rules": "chinese", "komi": komi, "boardXSize": 19, "boardYSize": 19,
-             "moves": [["B" if c == 1 else "W", move_name(p, 19)] for c, p in game.moves[:moves]],
-             "analyzeTurns": list(range(moves + 1))}
-    out = io.StringIO()
-    engine.closed = False
-    engine.run(io.StringIO(json.dumps(query) + "\n"), out)
-    answers = [json.loads(line) for line in out.getvalue().splitlines()]
-    return [a["rootInfo"] for a in sorted((a for a in answers if "rootInfo" in a), key=lambda a: a["turnNumber"])]
+    return turn_roots(engine, [("B" if c == 1 else "W", move_name(p, 19)) for c, p in game.moves[:moves]], komi)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -274,7 +274,11 @@ def test_blunders_judges_only_the_named_players_own_moves(repo_root, tmp_path):
     assert result["passes"] == {"opponent_moves_after_its_first_pass": {"median": 0.5, "mean": 0.5},
                                 "its_moves_after_the_opponents_first_pass": {"median": 0.5, "mean": 0.5}}
     assert ", 0 blunders (>= 1000 points): 0.00 per 100 moves [0.00, 0.00]" in blunders(journal.parent, "--threshold", "1000").stdout
+    garbled = tmp_path / "garbled"
+    garbled.mkdir()
+    (garbled / "games.jsonl").write_text('{"settings": {}}\n{"black": "stonelab", "mov\n')
     for args, words in (([journal.parent, "--player", "pachi"], "no player named 'pachi'"),
+                        ([garbled], "games.jsonl: not a match journal"),
                         ([tmp_path / "nothing"], "no games.jsonl"), ([], "give match folders or --kgs-dir")):
         done = blunders(*args)
         assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr, done.stderr

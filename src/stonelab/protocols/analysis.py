@@ -1014,3 +1014,21 @@ def analysis_engine(predictor, search: dict | None, **settings) -> AnalysisEngin
     engine = AnalysisEngine(predictor, search or {}, **settings)
     engine.warm_up()
     return engine
+
+
+def turn_roots(engine: AnalysisEngine, moves: Sequence[tuple[str, str]], komi: float, n: int = 19) -> list[dict]:
+    """The rootInfo of every turn of one game, turn 0 (the empty board) to after the last of
+    ``moves`` (("B" or "W", vertex) pairs), from one query through ``engine``: what the
+    measurement scripts read. An answer with an error raises ValueError naming it."""
+    import io
+
+    query = {"id": "turns", "rules": "chinese", "komi": komi, "boardXSize": n, "boardYSize": n,
+             "moves": [list(move) for move in moves], "analyzeTurns": list(range(len(moves) + 1))}
+    out = io.StringIO()
+    engine.closed = False
+    engine.run(io.StringIO(json.dumps(query) + "\n"), out)
+    answers = [json.loads(line) for line in out.getvalue().splitlines()]
+    failed = [a["error"] for a in answers if "error" in a]
+    if failed:
+        raise ValueError(f"the analysis engine refused the game: {failed[0]}")
+    return [a["rootInfo"] for a in sorted((a for a in answers if "rootInfo" in a), key=lambda a: a["turnNumber"])]
