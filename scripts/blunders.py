@@ -3,6 +3,7 @@ and when it passed.
 
     python scripts/blunders.py MATCH_DIR [MATCH_DIR ...] [--player stonelab]
         [--judge models/go19_resnet3x64_kgs_aux.ckpt] [--visits 50] [--moves 200] [--threshold 10]
+        [--from-move 0] [--paired]
     python scripts/blunders.py --kgs-dir ../shared/data/kgs --games 20    # the same judge on experts
 
 A MATCH_DIR is a ``task=gtp_match`` run folder (its games.jsonl). Each game's first ``--moves``
@@ -10,7 +11,11 @@ moves go to the KataGo-style JSON engine (stonelab.protocols.analysis) with the 
 checkpoint, one query analysing every turn; a move's points lost is KaTrain's (the mover's sign
 times the drop in Black's scoreLead across the move), and a blunder is a move that loses
 ``--threshold`` points or more. The random opening moves a match starts from are nobody's and
-are left out. The interval is a bootstrap over games (moves of one game are not independent).
+are left out; ``--from-move N`` leaves out the first N moves too (``--from-move 150 --moves 1000``
+judges the endgame, passes included). The interval is a bootstrap over games (moves of one game
+are not independent). ``--paired`` takes the folders as arms of one comparison played from the
+same openings (a setting on and off): each later folder's blunder rate is also given as a ratio
+to the first's, with an interval from resampling the openings.
 ``--kgs-dir`` judges both players of even 19x19 KGS games instead: how often the judge calls a
 strong amateur's move a blunder is the floor under every other number it gives. (Measured
 2026-12-05 at 16 visits: 1.5 per 100 moves over 20 held-out games, 55 of the 61 in one game's ko
@@ -40,22 +45,23 @@ from stonelab.protocols.analysis import AnalysisEngine, turn_roots
 from stonelab.protocols.gtp import move_name
 
 
-def turn_leads(engine: AnalysisEngine, moves: list[str], komi: float) -> np.ndarray:
-    """Black's scoreLead (the search's) before each of ``moves`` and after the last, Black first."""
+def turn_leads(engine: AnalysisEngine, moves: list[str], komi: float, first: int = 0) -> np.ndarray:
+    """Black's scoreLead (the search's) before each of ``moves[first:]`` and after the last."""
     try:
-        roots = turn_roots(engine, [("B" if t % 2 == 0 else "W", move) for t, move in enumerate(moves)], komi)
+        roots = turn_roots(engine, [("B" if t % 2 == 0 else "W", move) for t, move in enumerate(moves)], komi,
+                           first=first)
     except ValueError as exc:
         raise StonelabError(str(exc)) from None
     return np.array([root["scoreLead"] for root in roots])
 
 
-def match_games(folder: Path, player: str, moves: int) -> list[tuple[list[str], list[bool]]]:
-    """Each game of a gtp_match folder: its first ``moves`` moves and which of them ``player``
-    chose (the match's random opening moves: nobody's)."""
+def match_games(folder: Path, player: str, moves: int, first: int = 0) -> list[tuple[list[str], list[bool]]]:
+    """Each game of a gtp_match folder: its first ``moves`` moves and which of them, from move
+    ``first`` on, ``player`` chose (the match's random opening moves: nobody's)."""
     settings, records = _journal(folder)
     if settings.get("board_size", 19) != 19:
         raise StonelabError(f"{folder}: a {settings['board_size']}x{settings['board_size']} match; the judge is 19x19")
-    opening = int(settings.get("opening_moves") or 0)
+    opening = max(int(settings.get("opening_moves") or 0), first)
     games = []
     for game in records:
         if player not in (game["black"], game["white"]):
@@ -98,12 +104,13 @@ def pass_timing(folder: Path, player: str) -> dict:
             "its_moves_after_the_opponents_first_pass": {"median": float(np.median(played_on)), "mean": round(float(np.mean(played_on)), 1)}}
 
 
-def kgs_games(folder: str, games: int, moves: int) -> list[tuple[list[str], list[bool]]]:
-    """Even 19x19 games of ``folder``, every move judged (both players)."""
+def kgs_games(folder: str, games: int, moves: int, first: int = 0) -> list[tuple[list[str], list[bool]]]:
+    """Even 19x19 games of ``folder``, every move from move ``first`` on judged (both players)."""
     chosen = even_games([folder], 19, moves)[:games]
     if not chosen:
         raise StonelabError(f"{folder}: no even 19x19 game of {moves} moves or more")
-    return [([move_name(p, 19) for _, p in g.moves[:moves]], [True] * min(moves, len(g.moves))) for g in chosen]
+    return [([move_name(p, 19) for _, p in g.moves[:moves]], [t >= first for t in range(min(moves, len(g.moves)))])
+            for g in chosen]
 
 
 def blunder_rate(lost_per_game: list[np.ndarray], threshold: float, resamples: int = 2000) -> dict:
@@ -126,10 +133,40 @@ def judged(engine: AnalysisEngine, games, komi: float) -> list[np.ndarray]:
     """Points lost by each judged move of each game."""
     lost = []
     for moves, mine in games:
-        leads = turn_leads(engine, moves, komi)
-        colours = [1 if t % 2 == 0 else -1 for t in range(len(moves))]
-        lost.append(katrain_points_lost(leads, colours)[np.array(mine, dtype=bool)])
+        if not any(mine):
+            lost.append(np.zeros(0))
+            continue
+        first = mine.index(True)  # the turns before it are not analysed
+        leads = turn_leads(engine, moves, komi, first)
+        colours = [1 if t % 2 == 0 else -1 for t in range(first, len(moves))]
+        lost.append(katrain_points_lost(leads, colours)[np.array(mine[first:], dtype=bool)])
     return lost
+
+
+def paired_ratio(base: list[np.ndarray], other: list[np.ndarray], threshold: float, resamples: int = 2000) -> dict:
+    """``other``'s blunder rate over ``base``'s, games paired by opening, with a 95% interval from
+    resampling the openings (a resample where ``base`` has no blunder is left out)."""
+    counts = np.array([[np.sum(g >= threshold) for g in arm] for arm in (base, other)], dtype=np.float64)
+    moves = np.array([[len(g) for g in arm] for arm in (base, other)], dtype=np.float64)
+    picks = np.random.default_rng(0).integers(0, counts.shape[1], size=(resamples, counts.shape[1]))
+    rate = counts[:, picks].sum(axis=2) / np.maximum(moves[:, picks].sum(axis=2), 1)
+    kept = rate[0] > 0
+    whole = counts.sum(axis=1) / np.maximum(moves.sum(axis=1), 1)
+    return {"ratio": round(float(whole[1] / whole[0]), 2) if whole[0] > 0 else None,
+            "interval_95": [round(float(np.percentile(rate[1, kept] / rate[0, kept], q)), 2) for q in (2.5, 97.5)]
+            if kept.any() else None, "resamples_kept": int(kept.sum())}
+
+
+def same_openings(folders: list[Path]) -> None:
+    """Refuses ``--paired`` arms whose games do not start from the same openings and colours."""
+    settings, base = _journal(folders[0])
+    opening = int(settings.get("opening_moves") or 0)
+    for folder in folders[1:]:
+        games = _journal(folder)[1]
+        if len(games) != len(base) or any(a["black"] != b["black"] or a["moves"][:opening] != b["moves"][:opening]
+                                          for a, b in zip(base, games, strict=True)):
+            raise StonelabError(f"--paired: {folder} does not play {folders[0]}'s games from the same openings "
+                                f"and colours ({len(games)} and {len(base)} games)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,7 +178,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--judge", default="models/go19_resnet3x64_kgs_aux.ckpt")
     parser.add_argument("--visits", type=int, default=50)
     parser.add_argument("--moves", type=int, default=200, help="the first this many moves of each game")
+    parser.add_argument("--from-move", type=int, default=0, help="judge moves from this one on (150: the endgame)")
     parser.add_argument("--threshold", type=float, default=10.0, help="points lost that make a blunder")
+    parser.add_argument("--paired", action="store_true",
+                        help="the folders are arms played from the same openings: compare each with the first")
     parser.add_argument("--komi", type=float, default=7.5)
     parser.add_argument("--out", type=Path, help="also write the numbers here as JSON")
     args = parser.parse_args(argv)
@@ -149,12 +189,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if bool(args.matches) == bool(args.kgs_dir):
             raise StonelabError("give match folders or --kgs-dir (one of the two)")
-        sources = ({str(f): match_games(f, args.player, args.moves) for f in args.matches} if args.matches
-                   else {args.kgs_dir: kgs_games(args.kgs_dir, args.games, args.moves)})
+        if args.paired:
+            same_openings(args.matches)
+        sources = ({str(f): match_games(f, args.player, args.moves, args.from_move) for f in args.matches}
+                   if args.matches else {args.kgs_dir: kgs_games(args.kgs_dir, args.games, args.moves, args.from_move)})
         engine = AnalysisEngine(go_model_from_checkpoint(args.judge), {"leaves_per_game": 4}, max_visits=args.visits)
-        results = {}
+        results, lost = {}, {}
         for name, games in sources.items():
-            results[name] = blunder_rate(judged(engine, games, args.komi), args.threshold)
+            lost[name] = judged(engine, games, args.komi)
+            results[name] = blunder_rate(lost[name], args.threshold)
             r = results[name]
             print(f"{name}: {r['games']} games, {r['moves']} moves judged, {r['blunders']} blunders "
                   f"(>= {args.threshold:g} points): {r['per_100_moves']:.2f} per 100 moves "
@@ -166,9 +209,15 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name}: passes: the opponent's moves after {args.player}'s first pass: median {opened['median']:g} "
                       f"(mean {opened['mean']:g}); {args.player}'s moves after the opponent's first pass: "
                       f"median {went_on['median']:g} (mean {went_on['mean']:g})")
+        if args.paired:
+            base = str(args.matches[0])
+            for name in list(lost)[1:]:
+                results[name]["ratio_to_first"] = r = paired_ratio(lost[base], lost[name], args.threshold)
+                print(f"{name}: blunder rate / {base}'s: {r['ratio']} (95%: {r['interval_95']}, paired by opening)")
         if args.out:
             args.out.write_text(json.dumps({"judge": args.judge, "visits": args.visits, "moves": args.moves,
-                                            "threshold": args.threshold, "results": results}, indent=1) + "\n")
+                                            "from_move": args.from_move, "threshold": args.threshold,
+                                            "results": results}, indent=1) + "\n")
     except (StonelabError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

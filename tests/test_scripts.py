@@ -274,11 +274,23 @@ def test_blunders_judges_only_the_named_players_own_moves(repo_root, tmp_path):
     assert result["passes"] == {"opponent_moves_after_its_first_pass": {"median": 0.5, "mean": 0.5},
                                 "its_moves_after_the_opponents_first_pass": {"median": 0.5, "mean": 0.5}}
     assert ", 0 blunders (>= 1000 points): 0.00 per 100 moves [0.00, 0.00]" in blunders(journal.parent, "--threshold", "1000").stdout
+    # from move 6 on: moves 6 and 8 as Black, 7 and 9 as White; two arms of the same games, paired: ratio 1
+    twin = tmp_path / "twin" / "games.jsonl"
+    twin.parent.mkdir()
+    twin.write_text(journal.read_text())
+    late = blunders(journal.parent, twin.parent, "--from-move", "6", "--threshold", "-1000", "--paired")
+    assert late.returncode == 0, late.stderr
+    assert "2 games, 4 moves judged, 4 blunders" in late.stdout
+    assert f"{twin.parent}: blunder rate / {journal.parent}'s: 1.0 (95%: [1.0, 1.0], paired by opening)" in late.stdout
+    other = tmp_path / "other" / "games.jsonl"
+    other.parent.mkdir()
+    other.write_text("".join(json.dumps(r) + "\n" for r in records[:2] + [{**records[2], "moves": ["C3", *moves[1:]]}]))
     garbled = tmp_path / "garbled"
     garbled.mkdir()
     (garbled / "games.jsonl").write_text('{"settings": {}}\n{"black": "stonelab", "mov\n')
     for args, words in (([journal.parent, "--player", "pachi"], "no player named 'pachi'"),
                         ([garbled], "games.jsonl: not a match journal"),
-                        ([tmp_path / "nothing"], "no games.jsonl"), ([], "give match folders or --kgs-dir")):
+                        ([tmp_path / "nothing"], "no games.jsonl"), ([], "give match folders or --kgs-dir"),
+                        ([journal.parent, other.parent, "--paired"], "from the same openings and colours")):
         done = blunders(*args)
         assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr, done.stderr
