@@ -143,6 +143,16 @@ def judged(engine: AnalysisEngine, games, komi: float) -> list[np.ndarray]:
     return lost
 
 
+def passes_judged(games, lost: list[np.ndarray], threshold: float) -> tuple[int, int]:
+    """How many of the judged moves were passes, and how many of those were blunders."""
+    passes = blunders = 0
+    for (moves, mine), points in zip(games, lost, strict=True):
+        chosen = [m.lower() == "pass" for m, judged_move in zip(moves, mine, strict=True) if judged_move]
+        passes += sum(chosen)
+        blunders += int(np.sum(points[np.array(chosen, dtype=bool)] >= threshold)) if chosen else 0
+    return passes, blunders
+
+
 def paired_ratio(base: list[np.ndarray], other: list[np.ndarray], threshold: float, resamples: int = 2000) -> dict:
     """``other``'s blunder rate over ``base``'s, games paired by opening, with a 95% interval from
     resampling the openings (a resample where ``base`` has no blunder is left out)."""
@@ -197,11 +207,12 @@ def main(argv: list[str] | None = None) -> int:
         results, lost = {}, {}
         for name, games in sources.items():
             lost[name] = judged(engine, games, args.komi)
-            results[name] = blunder_rate(lost[name], args.threshold)
-            r = results[name]
+            results[name] = r = blunder_rate(lost[name], args.threshold)
+            r["passes_judged"], r["pass_blunders"] = passes_judged(games, lost[name], args.threshold)
             print(f"{name}: {r['games']} games, {r['moves']} moves judged, {r['blunders']} blunders "
                   f"(>= {args.threshold:g} points): {r['per_100_moves']:.2f} per 100 moves "
-                  f"[{r['interval_95'][0]:.2f}, {r['interval_95'][1]:.2f}]; points lost per move: median {r['median_points_lost']}, "
+                  f"[{r['interval_95'][0]:.2f}, {r['interval_95'][1]:.2f}], {r['pass_blunders']} of them passes "
+                  f"(of {r['passes_judged']} passes judged); points lost per move: median {r['median_points_lost']}, "
                   f"mean {r['mean_points_lost']}")
             if args.matches:
                 r["passes"] = timing = pass_timing(Path(name), args.player)

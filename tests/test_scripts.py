@@ -267,6 +267,7 @@ def test_blunders_judges_only_the_named_players_own_moves(repo_root, tmp_path):
     every = blunders(journal.parent, "--threshold", "-1000", "--out", tmp_path / "b.json")
     assert every.returncode == 0, every.stderr
     assert "2 games, 8 moves judged, 8 blunders (>= -1000 points): 100.00 per 100 moves" in every.stdout
+    assert "1 of them passes (of 1 passes judged)" in every.stdout  # Black's pass at move 8
     result = json.loads((tmp_path / "b.json").read_text())["results"][str(journal.parent)]
     assert result["moves"] == 8 and result["blunders_per_game"] == [4, 4] and result["mean_points_lost"] is not None
     # Black passes at move 8, White plays O3 after it: as Black, one move left open; as White, one
