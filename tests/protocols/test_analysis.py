@@ -20,6 +20,7 @@ from stonelab.protocols.analysis import (
     parse_query,
     perspective_sign,
     playout_score,
+    turn_roots,
 )
 
 SEARCH = {"leaves_per_game": 4, "go": {"leaf_value": "playouts", "leaf_playouts": 1}}
@@ -323,6 +324,16 @@ def test_playout_score_is_the_side_to_moves_and_seeded():
     empty = GoRules(9, komi=7.5).new_state()
     lead, spread = playout_score(empty, 16)
     assert playout_score(empty, 16) == (lead, spread) and spread > 0 and np.isfinite(lead)
+
+
+def test_turn_roots_gives_every_turn_from_the_first_asked(engine):
+    moves = [("B", "E5"), ("W", "C3"), ("B", "G7"), ("W", "pass")]
+    every = turn_roots(engine, moves, 7.5, n=9)
+    late = turn_roots(engine, moves, 7.5, n=9, first=2)
+    assert len(every) == 5 and len(late) == 3
+    assert [r["currentPlayer"] for r in late] == ["B", "W", "B"]
+    with pytest.raises(ValueError, match="refused the game"):
+        turn_roots(engine, [("B", "E5"), ("W", "E5")], 7.5, n=9)
 
 
 def test_eof_ends_the_engine_after_the_queued_turns(engine):
