@@ -14,7 +14,7 @@ import torch
 from stonelab.games.go.rules import GoRules
 from stonelab.models.belief_vit import BeliefViTModule
 from stonelab.models.gate import gate_moves
-from stonelab.models.nets.belief_vit import BeliefViT, Fixed2DPositionalEncoding
+from stonelab.models.nets.belief_vit import ENCODER_CHUNK, BeliefViT, Fixed2DPositionalEncoding
 
 TINY = dict(embed_dim=16, heads=2, layers=1, ff_dim=32, belief_hidden=16)
 TINY_OVERRIDES = ["model.net.embed_dim=16", "model.net.heads=2", "model.net.layers=1", "model.net.ff_dim=32",
@@ -52,6 +52,27 @@ def test_output_shapes():
     pooled = BeliefViT(4, 19, ownership_head="pooled", **TINY)  # the map from the pooled vector only
     assert "ownership_tokens" not in pooled.belief
     assert pooled(torch.rand(2, 4, 19, 19)).ownership_logits.shape == (2, 19, 19)
+
+
+def test_a_batch_in_encoder_slices_gives_each_position_its_own_outputs():
+    """Batches wider than the encoder's slice (and not a multiple of it) give every position
+    what it gets alone, in eval and in training mode, and leave PyTorch's fused-attention
+    switch as it was."""
+    torch.manual_seed(0)
+    net = BeliefViT(4, 9, **TINY)
+    size = 2 * ENCODER_CHUNK + 3
+    planes, to_play = torch.rand(size, 4, 9, 9), torch.tensor([1, -1] * (size // 2) + [1])
+    before = torch.backends.mha.get_fastpath_enabled()
+    for training in (False, True):
+        net.train(training)
+        with torch.no_grad():
+            whole = net(planes, to_play)
+            alone = [net(planes[i:i + 1], to_play[i:i + 1]) for i in (0, ENCODER_CHUNK, size - 1)]
+        for i, one in zip((0, ENCODER_CHUNK, size - 1), alone, strict=True):
+            assert torch.allclose(whole.policy_logits[i], one.policy_logits[0], atol=1e-5)
+            assert torch.allclose(whole.ownership_logits[i], one.ownership_logits[0], atol=1e-5)
+            assert torch.allclose(whole.value_logit[i], one.value_logit[0], atol=1e-5)
+    assert torch.backends.mha.get_fastpath_enabled() == before
 
 
 def test_seed_defaults_build():
