@@ -176,3 +176,16 @@ def test_precision_suite_times_fp32_beside_bf16(capsys, cpu_bf16):
     assert out["seconds_per_update_fp32"] > 0 and out["seconds_per_update_bf16"] > 0
     assert out["bf16_speedup"] == out["seconds_per_update_fp32"] / out["seconds_per_update_bf16"]
     assert set(out["cpu_bf16_flags"]) <= {"avx512_bf16", "amx_bf16"} and out["device"] == "cpu"
+
+
+def test_vit_suite_times_the_encoder_whole_beside_in_slices(capsys):
+    assert bench.main(["vit", "--json", "--steps", "1", "--batch-size", "20", "--threads", "1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["forward_batch"] == 20 and out["update_batch"] == 128 and out["encoder_slice"] == 16
+    for mode in ("forward", "update"):
+        assert out[f"{mode}_speedup"] == out[f"{mode}_seconds_whole"] / out[f"{mode}_seconds_sliced"] > 0
+    import torch
+
+    from stonelab.models.nets import belief_vit
+
+    assert belief_vit.ENCODER_CHUNK == 16 and torch.backends.mha.get_fastpath_enabled()  # restored

@@ -47,6 +47,11 @@ Suites:
            their ratio, beside whether the CPU has AVX-512 BF16 or AMX (without them,
            bfloat16 on a CPU is emulated and can be slower). What
            `trainer.precision=bf16-mixed` buys on this machine.
+  vit      the belief ViT of `experiment=kgs_belief_vit_pieces` (4 layers x 64): a no-grad
+           forward of `--batch-size` positions (default 256) and a training update of 128,
+           the encoder in one call through PyTorch's fused attention (as before 2026-12-05)
+           beside in slices of `ENCODER_CHUNK` positions (what it does now), on `--threads`
+           torch threads: seconds of each and their ratio.
   update   seconds per AlphaZero update (the default net, 512 positions, 5 passes)
            on one torch thread and on `--threads`, side by side: how many threads
            training should get on this machine.
@@ -687,6 +692,62 @@ def suite_precision(args) -> dict:
             "seconds_per_update_fp32": fp32, "seconds_per_update_bf16": bf16, "bf16_speedup": fp32 / bf16}
 
 
+def _vit_seconds(sliced: bool, batch_size: int, training: bool, repeats: int) -> float:
+    """Seconds per no-grad forward (or training update) of the pieces' belief ViT, its encoder
+    in slices (as it runs) or in one fused call (patched back in for the comparison)."""
+    import contextlib
+
+    import torch
+
+    from stonelab.models.nets import belief_vit as vit
+
+    torch.manual_seed(0)
+    net = vit.BeliefViT(36, 19, embed_dim=64, heads=4, layers=4, ff_dim=256, belief_hidden=128,
+                        stem_kernel=3).train(training)
+    planes, to_play = (torch.rand(batch_size, 36, 19, 19) < 0.2).float(), torch.ones(batch_size)
+    opt = torch.optim.AdamW(net.parameters(), lr=1e-4)
+
+    def step():
+        if not training:
+            with torch.no_grad():
+                net(planes, to_play)
+            return
+        out = net(planes, to_play)
+        loss = out.policy_logits.logsumexp(1).mean() + out.value_logit.mean() + out.confidence_logit.mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+    saved = vit.ENCODER_CHUNK, vit.without_fused_attention
+    if not sliced:
+        vit.ENCODER_CHUNK, vit.without_fused_attention = batch_size, contextlib.nullcontext
+    try:
+        step()  # warm-up
+        start = time.perf_counter()
+        for _ in range(repeats):
+            step()
+        return (time.perf_counter() - start) / repeats
+    finally:
+        vit.ENCODER_CHUNK, vit.without_fused_attention = saved
+
+
+def suite_vit(args) -> dict:
+    """The belief ViT's encoder whole (fused attention) beside in slices, side by side."""
+    import torch
+
+    from stonelab.models.nets.belief_vit import ENCODER_CHUNK
+
+    torch.set_num_threads(args.threads)
+    out = {"net": "belief_vit 4 layers x 64, 36 planes, 3x3 stem", "torch_threads": args.threads,
+           "encoder_slice": ENCODER_CHUNK, "repeats": args.steps}
+    for mode, batch_size in (("forward", args.batch_size or 256), ("update", 128)):
+        whole = _vit_seconds(False, batch_size, mode == "update", args.steps)
+        sliced = _vit_seconds(True, batch_size, mode == "update", args.steps)
+        out.update({f"{mode}_batch": batch_size, f"{mode}_seconds_whole": whole,
+                    f"{mode}_seconds_sliced": sliced, f"{mode}_speedup": whole / sliced})
+    return out
+
+
 def suite_update(args) -> dict:
     """AlphaZero update time on 1 torch thread and on ``--threads``, side by side (default net,
     ``--batch-size`` positions, default 512 as data.batch_size, 5 passes as model.epochs_per_step)."""
@@ -795,7 +856,7 @@ def suite_engine(args) -> dict:
 
 
 SUITES = {"mcts": suite_mcts, "pruning": suite_pruning, "kgs": suite_kgs, "train": suite_train,
-          "update": suite_update, "engine": suite_engine, "precision": suite_precision}
+          "update": suite_update, "engine": suite_engine, "precision": suite_precision, "vit": suite_vit}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -827,8 +888,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="minimum time per pure-MCTS timing and per forward-ceiling timing (mcts)")
     parser.add_argument("--sources", nargs="+", default=["data/kgs"],
                         help="SGF files, folders or archives (kgs, train)")
-    parser.add_argument("--steps", type=int, default=20, help="training steps per loop (train); updates timed (update, precision)")
-    parser.add_argument("--batch-size", type=int, default=None, help="train and precision (default 128), update (default 512)")
+    parser.add_argument("--steps", type=int, default=20, help="training steps per loop (train); updates timed (update, precision, vit)")
+    parser.add_argument("--batch-size", type=int, default=None, help="train and precision (default 128), update (default 512), vit's forward (default 256)")
     parser.add_argument("--depth", type=int, default=12, help="maddison_cnn layers (train)")
     parser.add_argument("--filters", type=int, default=128, help="maddison_cnn filters (train)")
     parser.add_argument("--workers", type=int, default=1, help="DataLoader workers (train)")
