@@ -612,6 +612,16 @@ def suite_train(args) -> dict:
     }
 
 
+def _mean_seconds(fn, repeats: int) -> float:
+    """Seconds per call of ``fn`` over ``repeats`` calls, after one warm-up call (oneDNN picks
+    its kernels on the first)."""
+    fn()
+    start = time.perf_counter()
+    for _ in range(repeats):
+        fn()
+    return (time.perf_counter() - start) / repeats
+
+
 def _update_seconds(net, batch, passes: int, threads: int, repeats: int) -> float:
     """Seconds per AlphaZero update on ``threads`` torch threads: what `AlphaZeroModule.training_step`
     computes (a no-grad forward, then per pass forward + loss + backward + AdamW + the KL forward)."""
@@ -634,11 +644,7 @@ def _update_seconds(net, batch, passes: int, threads: int, repeats: int) -> floa
                 with torch.no_grad():
                     net(states)
 
-        update()  # warm-up
-        start = time.perf_counter()
-        for _ in range(repeats):
-            update()
-        return (time.perf_counter() - start) / repeats
+        return _mean_seconds(update, repeats)
     finally:
         torch.set_num_threads(before)
 
@@ -672,11 +678,7 @@ def _resnet_update_seconds(batch_size: int, device: str, bf16: bool, repeats: in
         opt.step()
         _synchronize(device)
 
-    update()  # warm-up: oneDNN picks its kernels on the first call
-    start = time.perf_counter()
-    for _ in range(repeats):
-        update()
-    return (time.perf_counter() - start) / repeats
+    return _mean_seconds(update, repeats)
 
 
 def suite_precision(args) -> dict:
@@ -722,11 +724,7 @@ def _vit_seconds(sliced: bool, batch_size: int, training: bool, repeats: int) ->
     if not sliced:
         vit.ENCODER_CHUNK, vit.without_fused_attention = batch_size, contextlib.nullcontext
     try:
-        step()  # warm-up
-        start = time.perf_counter()
-        for _ in range(repeats):
-            step()
-        return (time.perf_counter() - start) / repeats
+        return _mean_seconds(step, repeats)
     finally:
         vit.ENCODER_CHUNK, vit.without_fused_attention = saved
 
