@@ -50,6 +50,21 @@ def test_bad_game_is_a_clear_error(capsys):
     assert "--game 'gomoku': use one of conf/game/: connect4," in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["vit", "--batch-size", "0"], "argument --batch-size: must be at least 1, got 0"),
+    (["mcts", "--playouts", "-3"], "argument --playouts: must be at least 1, got -3"),
+    (["train", "--workers", "-1"], "argument --workers: must be at least 0, got -1"),
+    (["train", "--steps", "ten"], "argument --steps: expected a whole number, got 'ten'"),
+    (["mcts", "--seconds", "0"], "argument --seconds: must be more than 0, got 0"),
+    (["mcts", "--forward-batches", "256", "0"], "argument --forward-batches: must be at least 1, got 0"),
+])
+def test_sizes_and_counts_below_their_least_are_refused_by_name(capsys, argv, message):
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
 def test_pruning_suite_reports_every_variant(capsys):
     code = bench.main(["pruning", "--json", "--parallel", "3", "--playouts", "16", "--threads", "1"])
     assert code == 0

@@ -857,6 +857,29 @@ SUITES = {"mcts": suite_mcts, "pruning": suite_pruning, "kgs": suite_kgs, "train
           "update": suite_update, "engine": suite_engine, "precision": suite_precision, "vit": suite_vit}
 
 
+def _counted(least: int):
+    """An argparse type for a whole number >= least, refused with the number it got."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least}, got {value}")
+        return value
+    return parse
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m stonelab.bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -864,40 +887,40 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--game", default="gomoku_8x8_c5",
                         help="mcts: a conf/game/ file (gomoku_8x8_c5, go_9, othello_8, connect4, ...)")
-    parser.add_argument("--board-size", type=int, default=None,
+    parser.add_argument("--board-size", type=_counted(1), default=None,
                         help="replaces the game file's board_size (pruning, update: Gomoku's, default 8)")
-    parser.add_argument("--win-length", type=int, default=None,
+    parser.add_argument("--win-length", type=_counted(1), default=None,
                         help="replaces the game file's win_length (pruning, update: default 5)")
-    parser.add_argument("--playouts", type=int, default=None,
+    parser.add_argument("--playouts", type=_counted(1), default=None,
                         help="neural MCTS playouts per move (default 400; go: 64)")
-    parser.add_argument("--pure-playouts", type=int, default=1000, help="pure MCTS playouts per move")
-    parser.add_argument("--games", type=int, default=None,
+    parser.add_argument("--pure-playouts", type=_counted(1), default=1000, help="pure MCTS playouts per move")
+    parser.add_argument("--games", type=_counted(1), default=None,
                         help="self-play games (mcts; default 192, go: 8); positions (pruning)")
-    parser.add_argument("--parallel", type=int, default=None,
+    parser.add_argument("--parallel", type=_counted(1), default=None,
                         help="self-play games searched at once; finished slots start the next game "
                              "(default 64, go: 8, --evaluator null: 1024)")
-    parser.add_argument("--threads", type=int, default=None,
+    parser.add_argument("--threads", type=_counted(1), default=None,
                         help="torch threads (default: 1 for mcts, as self-play searches; all cores for the "
                              "training suites); mcts --evaluator null: tree threads (search.threads, default 2), "
                              "timed beside 1")
     parser.add_argument("--evaluator", default="net",
                         help="mcts: net (an untrained net) or null (uniform priors, value 0: the tree alone)")
-    parser.add_argument("--seconds", type=float, default=3.0,
+    parser.add_argument("--seconds", type=_positive_seconds, default=3.0,
                         help="minimum time per pure-MCTS timing and per forward-ceiling timing (mcts)")
     parser.add_argument("--sources", nargs="+", default=["data/kgs"],
                         help="SGF files, folders or archives (kgs, train)")
-    parser.add_argument("--steps", type=int, default=20, help="training steps per loop (train); updates timed (update, precision, vit)")
-    parser.add_argument("--batch-size", type=int, default=None, help="train and precision (default 128), update (default 512), vit's forward (default 256)")
-    parser.add_argument("--depth", type=int, default=12, help="maddison_cnn layers (train)")
-    parser.add_argument("--filters", type=int, default=128, help="maddison_cnn filters (train)")
-    parser.add_argument("--workers", type=int, default=1, help="DataLoader workers (train)")
-    parser.add_argument("--cache-workers", type=int, default=None,
+    parser.add_argument("--steps", type=_counted(1), default=20, help="training steps per loop (train); updates timed (update, precision, vit)")
+    parser.add_argument("--batch-size", type=_counted(1), default=None, help="train and precision (default 128), update (default 512), vit's forward (default 256)")
+    parser.add_argument("--depth", type=_counted(1), default=12, help="maddison_cnn layers (train)")
+    parser.add_argument("--filters", type=_counted(1), default=128, help="maddison_cnn filters (train)")
+    parser.add_argument("--workers", type=_counted(0), default=1, help="DataLoader workers (train)")
+    parser.add_argument("--cache-workers", type=_counted(1), default=None,
                         help="kgs: game cache build processes timed beside 1 (default: all cores)")
     parser.add_argument("--device", default="cpu",
                         help="mcts, train: where the net runs: cpu (default), cuda, cuda:N or auto")
     parser.add_argument("--precision", choices=["32", "bf16"], default="32",
                         help="mcts: the search forward's; train: 32-true or bf16-mixed (default 32)")
-    parser.add_argument("--forward-batches", type=int, nargs="+", default=None, metavar="N",
+    parser.add_argument("--forward-batches", type=_counted(1), nargs="+", default=None, metavar="N",
                         help="mcts: also the forward ceiling at these batch sizes (e.g. 256 1024)")
     parser.add_argument("--cache-dir", default=None,
                         help="train: keep the KGS game cache here for the next run (default: a temporary folder)")
