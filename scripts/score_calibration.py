@@ -99,9 +99,9 @@ def black_view(predictor: MovePredictor, states: list[GoState]) -> tuple[np.ndar
     return np.array(leads), np.array(rates), owners
 
 
-def reference_owner(state: GoState, gnugo) -> np.ndarray:
-    """+1 black, -1 white, 0 dame or seki of each point of ``state``: GNU Go's dead stones
-    taken off, then Tromp-Taylor regions."""
+def set_up(state: GoState, gnugo) -> None:
+    """GNU Go's board made ``state``'s stones (placed one by one: a subset of a legal position's
+    stones never captures), with its komi."""
     from stonelab.protocols.gtp import move_name
 
     gnugo.clear_board()
@@ -109,6 +109,13 @@ def reference_owner(state: GoState, gnugo) -> np.ndarray:
     board = state.board
     for point in np.flatnonzero(board != EMPTY):
         gnugo.send(f"play {'b' if board[point] == 1 else 'w'} {move_name(int(point), state.n)}")
+
+
+def reference_owner(state: GoState, gnugo) -> np.ndarray:
+    """+1 black, -1 white, 0 dame or seki of each point of ``state``: GNU Go's dead stones
+    taken off, then Tromp-Taylor regions."""
+    set_up(state, gnugo)
+    board = state.board
     cleaned = board.copy()
     cleaned[gnugo.final_status_list("dead")] = EMPTY
     seki = gnugo.final_status_list("seki")
@@ -116,6 +123,16 @@ def reference_owner(state: GoState, gnugo) -> np.ndarray:
     tromp_taylor_owner(cleaned, state.arrays.neighbours, owner)
     owner[seki] = 0
     return owner
+
+
+def gnugo_estimate(state: GoState, gnugo) -> float:
+    """GNU Go's ``estimate_score`` of ``state`` (its influence-based count), Black's margin."""
+    set_up(state, gnugo)
+    answer = gnugo.send("estimate_score").split()[0]  # "W+75.8 (upper bound: ..., lower: ...)"
+    if answer == "0":
+        return 0.0
+    sign = 1.0 if answer[0].upper() == "B" else -1.0
+    return sign * float(answer[2:])
 
 
 def bucket_of(move: int) -> int:
@@ -152,8 +169,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gnugo", default=None, help="GNU Go's executable: also check ownership at the end")
     parser.add_argument("--board-size", type=int, default=19,
                         help="the games' board; a 19x19 net is resized to it (MovePredictor.for_board)")
+    parser.add_argument("--gnugo-estimate-from", type=int, default=None, metavar="MOVE",
+                        help="with --gnugo: also GNU Go's estimate_score of each position from this move on, "
+                             "beside the net's (a yardstick from an evaluator we did not train)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
+    if args.gnugo_estimate_from is not None and not args.gnugo:
+        print("error: --gnugo-estimate-from needs --gnugo (GNU Go's executable)", file=sys.stderr)
+        return 2
     try:
         predictor = MovePredictor.from_checkpoint(args.ckpt).for_board(args.board_size)
         games = counted_games(args.games_dir, args.games, args.board_size)
@@ -170,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     buckets: dict[int, Bucket] = {}
     final, judged = Bucket(), Bucket()  # the net, and GNU Go's count, on each game's last position
+    estimated, beside = Bucket(), Bucket()  # GNU Go's estimate and the net, on the same positions
     owner_right = owner_points = 0
     for game in games:
         margin = result_score(game.result)
@@ -178,6 +202,10 @@ def main(argv: list[str] | None = None) -> int:
         for state, lead, rate, owned in zip(states, leads, rates, owners, strict=True):
             area = np.nan if owned is None else float(owned.sum()) - game.komi
             buckets.setdefault(bucket_of(state.move_number), Bucket()).add(lead, rate, area, margin)
+            if gnugo is not None and args.gnugo_estimate_from is not None and state.move_number >= args.gnugo_estimate_from:
+                guess = gnugo_estimate(state, gnugo)
+                estimated.add(guess, 0.5 + 0.5 * np.sign(guess), guess, margin)
+                beside.add(lead, rate, area, margin)
         final.add(leads[-1], rates[-1], np.nan if owners[-1] is None else float(owners[-1].sum()) - game.komi, margin)
         if gnugo is not None and owners[-1] is not None:
             reference = reference_owner(states[-1], gnugo)
@@ -194,6 +222,11 @@ def main(argv: list[str] | None = None) -> int:
     if judged.positions:
         print(f"last position counted with GNU Go's dead stones: the winner in {judged.score_right}/{judged.positions}"
               f" games, mean |error| {judged.abs_error / judged.positions:.1f} (the recorded margins' own noise)")
+    if estimated.positions:
+        n = estimated.positions
+        print(f"from move {args.gnugo_estimate_from} on, {n} positions: GNU Go's estimate_score names the winner in "
+              f"{estimated.score_right / n:.3f}, mean |error| {estimated.abs_error / n:.1f}; the net's score on the "
+              f"same positions {beside.score_right / n:.3f}, {beside.abs_error / n:.1f}")
     if owner_points:
         print(f"ownership at the end agrees with GNU Go's final status on {owner_right / owner_points:.3f} "
               f"of {owner_points} decided points")

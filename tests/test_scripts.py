@@ -210,6 +210,9 @@ def test_score_calibration_reports_every_bucket_of_a_real_game(repo_root):
     missing = subprocess.run(["python", "scripts/score_calibration.py", "--games-dir", "no/such/folder"],
                              cwd=repo_root, capture_output=True, text=True, timeout=300)
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    alone = subprocess.run(["python", "scripts/score_calibration.py", "--gnugo-estimate-from", "150"],
+                           cwd=repo_root, capture_output=True, text=True, timeout=300)
+    assert alone.returncode == 2 and "--gnugo-estimate-from needs --gnugo" in alone.stderr
 
 
 @pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed (apt-get update && apt-get install -y gnugo)")
@@ -224,10 +227,15 @@ def test_gnugo_games_writes_counted_games_the_calibration_reads(repo_root, tmp_p
     written = sorted(tmp_path.glob("gnugo_9x9_*.sgf"))
     assert len(written) == 2 and all(re.search(r"RE\[[BW]\+\d", p.read_text()) for p in written)
     calibrated = subprocess.run(["python", "scripts/score_calibration.py", "--games-dir", str(tmp_path),
-                                 "--board-size", "9", "--gnugo", GNUGO], cwd=repo_root, capture_output=True,
-                                text=True, timeout=300)
+                                 "--board-size", "9", "--gnugo", GNUGO, "--gnugo-estimate-from", "0"],
+                                cwd=repo_root, capture_output=True, text=True, timeout=300)
     assert calibrated.returncode == 0, calibrated.stderr
     assert "counted with GNU Go's dead stones: the winner in 2/2 games" in calibrated.stdout
+    # from move 0 GNU Go estimates every position the buckets hold, beside the net on the same ones
+    bucketed = sum(int(line.split()[1]) for line in calibrated.stdout.splitlines() if re.match(r"\d+-\d+ ", line))
+    estimated = re.search(r"from move 0 on, (\d+) positions: GNU Go's estimate_score names the winner in ([\d.]+)",
+                          calibrated.stdout)
+    assert estimated and int(estimated.group(1)) == bucketed and 0 <= float(estimated.group(2)) <= 1
     assert re.search(r"ownership at the end agrees with GNU Go's final status on [\d.]+ of \d+", calibrated.stdout)
     bad = subprocess.run(["python", "scripts/gnugo_games.py", str(tmp_path), "--board-size", "4"], cwd=repo_root,
                          capture_output=True, text=True, timeout=300)
