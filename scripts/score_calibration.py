@@ -218,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
           f"the net without search, Black's view")
     report(buckets)
     print(f"last position: the net's score names the winner in {final.score_right}/{final.positions} games, "
-          f"mean |error| {final.abs_error / final.positions:.1f}; its win rate {final.winrate_right}/{final.positions}")
+          f"mean |error| {final.abs_error / final.positions:.1f}; its win rate {final.winrate_right}/{final.positions}; "
+          f"its ownership sum {final.owned_right}/{final.positions}, mean |error| {final.owned_abs_error / final.positions:.1f}")
     if judged.positions:
         print(f"last position counted with GNU Go's dead stones: the winner in {judged.score_right}/{judged.positions}"
               f" games, mean |error| {judged.abs_error / judged.positions:.1f} (the recorded margins' own noise)")
