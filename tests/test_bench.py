@@ -142,8 +142,10 @@ def test_kgs_suite_times_the_cache_build_with_one_and_many_workers(capsys, repo_
     one, many = out["cache_build_positions_per_s_1_worker"], out["cache_build_positions_per_s_all_workers"]
     assert one > 0 and many > 0 and out["cache_build_speedup"] == many / one
     assert out["maddison_positions_per_s_per_core"] > 0  # beside the featurization figures
-    assert bench.main(["kgs", "--sources", str(tmp_path), "--cache-workers", "0"]) == 2
-    assert "--cache-workers 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(["kgs", "--sources", str(tmp_path), "--cache-workers", "0"])
+    assert exit_info.value.code == 2
+    assert "argument --cache-workers: must be at least 1, got 0" in capsys.readouterr().err
 
 
 def test_mcts_suite_in_bf16_adds_the_forward_ceiling_at_each_batch(capsys):

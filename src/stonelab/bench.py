@@ -323,8 +323,6 @@ def suite_mcts(args) -> dict:
     parallel = min(args.parallel or (NULL_PARALLEL if null else spec.bench_parallel), games)
     if args.evaluator not in ("net", "null"):
         raise ConfigError(f"--evaluator {args.evaluator!r}: use net or null")
-    if args.threads < 1:
-        raise ConfigError(f"--threads {args.threads}: give 1 or more")
     name = rules.name
     rules = rules.search_game()  # as AlphaZero's self-play searches it (Go: no own-eye filling)
     if args.evaluator == "null":
@@ -426,13 +424,10 @@ def suite_kgs(args) -> dict:
 
     from stonelab.data.kgs import GameCache, all_cores
     from stonelab.data.sgf import SkipCounts, iter_files
-    from stonelab.errors import StonelabError
     from stonelab.features import ENCODERS, encode_game
     from stonelab.games.go.ownership import game_ownership
 
     workers = all_cores() if args.cache_workers is None else args.cache_workers
-    if workers < 1:
-        raise StonelabError(f"--cache-workers {workers}: give 1 or more processes (default: all cores)")
     sources = [Path(p) for p in args.sources]
     next(iter_files(sources, board_size=19))  # load the replay kernels before timing
     game_ownership(19, (), (), [0], 1, playouts=1)  # and the playouts' (forked workers inherit them)
