@@ -691,9 +691,7 @@ def suite_precision(args) -> dict:
 
 def _vit_seconds(sliced: bool, batch_size: int, training: bool, repeats: int) -> float:
     """Seconds per no-grad forward (or training update) of the pieces' belief ViT, its encoder
-    in slices (as it runs) or in one fused call (patched back in for the comparison)."""
-    import contextlib
-
+    in slices (as it runs) or in one fused call (as before 2026-12-05)."""
     import torch
 
     from stonelab.models.nets import belief_vit as vit
@@ -701,6 +699,8 @@ def _vit_seconds(sliced: bool, batch_size: int, training: bool, repeats: int) ->
     torch.manual_seed(0)
     net = vit.BeliefViT(36, 19, embed_dim=64, heads=4, layers=4, ff_dim=256, belief_hidden=128,
                         stem_kernel=3).train(training)
+    if not sliced:
+        net.encoder_slice = None
     planes, to_play = (torch.rand(batch_size, 36, 19, 19) < 0.2).float(), torch.ones(batch_size)
     opt = torch.optim.AdamW(net.parameters(), lr=1e-4)
 
@@ -715,13 +715,7 @@ def _vit_seconds(sliced: bool, batch_size: int, training: bool, repeats: int) ->
         loss.backward()
         opt.step()
 
-    saved = vit.ENCODER_CHUNK, vit.without_fused_attention
-    if not sliced:
-        vit.ENCODER_CHUNK, vit.without_fused_attention = batch_size, contextlib.nullcontext
-    try:
-        return _mean_seconds(step, repeats)
-    finally:
-        vit.ENCODER_CHUNK, vit.without_fused_attention = saved
+    return _mean_seconds(step, repeats)
 
 
 def suite_vit(args) -> dict:

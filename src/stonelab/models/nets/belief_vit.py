@@ -142,6 +142,7 @@ class BeliefViT(nn.Module):
                                            activation="gelu", batch_first=True, norm_first=True)
         self.encoder = nn.TransformerEncoder(layer, layers, norm=nn.LayerNorm(embed_dim),
                                              enable_nested_tensor=False)
+        self.encoder_slice: int | None = ENCODER_CHUNK  # None: the whole batch in one fused call
         # Memory (seed 001: history and ko): each of the last `memory` positions is
         # summarised by one linear map of all its planes (so where stones were, not just
         # how many); a GRU reads the summaries oldest first (its last state), or one
@@ -204,8 +205,12 @@ class BeliefViT(nn.Module):
         extra = [self.pass_token.to(x.dtype).expand(x.shape[0], 1, -1)]
         if self.memory:
             extra.append(self.memory_token(history, x))
-        with without_fused_attention():
-            out = torch.cat([self.encoder(part) for part in torch.cat([x, *extra], dim=1).split(ENCODER_CHUNK)])
+        tokens = torch.cat([x, *extra], dim=1)
+        if self.encoder_slice is None:
+            out = self.encoder(tokens)
+        else:
+            with without_fused_attention():
+                out = torch.cat([self.encoder(part) for part in tokens.split(self.encoder_slice)])
         return out[:, :self.num_points], out[:, self.num_points]
 
     def forward(self, planes: torch.Tensor, to_play: torch.Tensor | None = None,
