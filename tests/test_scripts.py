@@ -173,6 +173,23 @@ def test_score_swing_measures_the_shipped_score_net_on_a_real_game(repo_root):
     assert missing.returncode == 2 and missing.stderr.startswith("error: no/such/folder") and "Traceback" not in missing.stderr
 
 
+def test_search_divergence_finds_a_search_that_follows_the_prior(repo_root):
+    """scripts/search_divergence.py on real KGS positions: at a huge c_puct the visits follow the
+    prior, so the searched move is the net's own in every position; a bad setting is one line."""
+    done = subprocess.run(["python", "scripts/search_divergence.py", "--positions", "3", "--playouts", "16",
+                           "--settings", "1000:none", "0.5:0.2"], cwd=repo_root, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "3 positions, 16 playouts a move" in done.stdout
+    assert re.search(r"c_puct 1000 fpu none +differs from the net 0\.00 ", done.stdout), done.stdout
+    shares = re.findall(r"c_puct 0.5 fpu 0.2 +differs from the net ([\d.]+) +matches the game ([\d.]+)", done.stdout)
+    assert len(shares) == 1 and all(0 <= float(x) <= 1 for x in shares[0])
+    bad = subprocess.run(["python", "scripts/search_divergence.py", "--settings", "2:lots"], cwd=repo_root,
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "expected c_puct:fpu_reduction such as 2:0.2" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
 GNUGO = shutil.which("gnugo") or ("/usr/games/gnugo" if os.path.exists("/usr/games/gnugo") else None)
 
 
