@@ -533,6 +533,37 @@ def test_a_match_run_again_in_its_folder_plays_on_and_another_match_is_refused(t
         run(eval_cfg(tmp_path, *base, "games=3", "komi=5.5"))
 
 
+def test_a_journal_names_the_search_that_plays_and_a_search_free_one_ignores_its_knobs(tiny_ckpt, tmp_path,
+                                                                                     eval_cfg):
+    """auto c_puct is written as the move predictor's 1.0; a search-free match journalled before
+    the auto defaults (c_puct 5.0 written out) continues, a searched one is another match."""
+    import json
+
+    from stonelab.eval_tasks import run
+
+    passer = tmp_path.parent / "passer_journal.py"
+    passer.write_text("import sys\nfor line in sys.stdin:\n    w = line.split()\n    if not w:\n        continue\n"
+                      "    r = {'name': 'passer', 'version': '1', 'genmove': 'pass', 'known_command': 'false'}"
+                      ".get(w[0], '')\n    print('= ' + r + '\\n', flush=True)\n    if w[0] == 'quit':\n        break\n")
+    base = [f"ckpt_path={tiny_ckpt}", f"opponent_command='{shlex.join([sys.executable, str(passer)])}'",
+            "max_moves=12", "games=1"]
+    searched = tmp_path / "searched"
+    run(eval_cfg(searched, *base, "search.playouts=4"))
+    header = json.loads((searched / "games.jsonl").read_text().splitlines()[0])["settings"]["search"]
+    assert (header["c_puct"], header["fpu_reduction"]) == (1.0, 0.2)
+    old = {**header, "c_puct": 5.0, "fpu_reduction": None}  # as journalled before the auto defaults
+    for folder, playouts in (("free", 0), ("searched_old", 4)):
+        run(eval_cfg(tmp_path / folder, *base, f"search.playouts={playouts}"))
+        journal = tmp_path / folder / "games.jsonl"
+        lines = journal.read_text().splitlines()
+        first = json.loads(lines[0])
+        first["settings"]["search"] = {**old, "playouts": playouts}
+        journal.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    assert run(eval_cfg(tmp_path / "free", *base[:-1], "games=2", "search.playouts=0"))["games_continued"] == 1
+    with pytest.raises(StonelabError, match="holds 1 games of another match .*differs in search"):
+        run(eval_cfg(tmp_path / "searched_old", *base, "search.playouts=4"))
+
+
 def test_a_pass_with_points_still_open_is_counted_against_the_side_that_made_it():
     game = GTPGame("a", "b", 9, 7.0)
     game.moves = [(BLACK, 40), (WHITE, 81), (BLACK, 81)]  # white passes with the board open

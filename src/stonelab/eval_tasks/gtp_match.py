@@ -34,8 +34,8 @@ def run(cfg: DictConfig) -> dict:
     from stonelab.arena import gtp_match as referee
     from stonelab.arena.progress import MatchProgress
     from stonelab.games.go.rules import GoRules
-    from stonelab.games.go.settings import entry_point_settings
-    from stonelab.models.alphazero_go import go_model_from_checkpoint
+    from stonelab.games.go.settings import entry_point_settings, resolved_search
+    from stonelab.models.alphazero_go import AlphaZeroGoModel, go_model_from_checkpoint
 
     _check(cfg)
     set_threads(cfg.torch_threads)
@@ -43,6 +43,7 @@ def run(cfg: DictConfig) -> dict:
     settings = entry_point_settings(cfg)  # our engine's search: the generic settings and Go's own
     predictor = go_model_from_checkpoint(cfg.ckpt_path, device=device, symmetries=cfg.symmetries,
                                          gate=cfg.get("gate"))  # refuses Gomoku checkpoints
+    settings = resolved_search(settings, isinstance(predictor, AlphaZeroGoModel))  # the journal names what plays
     rules = GoRules(predictor.rules.n, komi=float(cfg.komi))
     max_moves = int(cfg.max_moves or 2 * rules.num_points)
     sgf_dir = Path(str(cfg.sgf_dir)) if cfg.get("sgf_dir") else None
@@ -133,8 +134,8 @@ class MatchJournal:
             header, games = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
         except (IndexError, json.JSONDecodeError) as exc:
             raise ConfigError(f"{self.path}: not a match journal ({exc}); give another hydra.run.dir") from None
-        old = header.get("settings", {})
-        changed = sorted(k for k in set(old) | set(self.settings) if old.get(k) != self.settings.get(k))
+        old, new = _what_plays(header.get("settings", {})), _what_plays(self.settings)
+        changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
         if changed:
             raise ConfigError(f"{self.path} holds {len(games)} games of another match (it differs in "
                               f"{', '.join(changed)}): give another hydra.run.dir, or the same settings to continue it")
@@ -143,6 +144,12 @@ class MatchJournal:
     def add(self, game) -> None:
         with self.path.open("a") as f:
             f.write(json.dumps(game.to_json()) + "\n")
+
+
+def _what_plays(settings: dict) -> dict:
+    """A journal's settings as they decide its games: a search-free engine's search knobs play no part."""
+    search = settings.get("search") or {}
+    return {**settings, "search": {"playouts": 0}} if search.get("playouts") == 0 else settings
 
 
 def _check(cfg: DictConfig) -> None:

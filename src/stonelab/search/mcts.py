@@ -89,6 +89,10 @@ class SearchConfigError(ConfigError):
     """A search setting outside its valid range."""
 
 
+AUTO = "auto"  # search.c_puct / search.fpu_reduction: the searching player's own value
+ALPHAZERO_C_PUCT = 5.0  # AlphaZero_Gomoku's, with unvisited moves at Q = 0: self-play and AlphaZero nets' engines
+
+
 @dataclass(frozen=True)
 class MCTSConfig:
     """Search knobs (see conf/search/mcts.yaml).
@@ -116,10 +120,15 @@ class MCTSConfig:
     score_utility: float = 0.0  # nets with a score head: leaf value = (1-w) value + w score utility (KataGo)
 
     def __post_init__(self):
+        # "auto" left here (Go's move predictors resolve it first: games/go/settings.py) is AlphaZero's
+        if self.c_puct == AUTO:
+            object.__setattr__(self, "c_puct", ALPHAZERO_C_PUCT)
+        if self.fpu_reduction == AUTO:
+            object.__setattr__(self, "fpu_reduction", None)
         check([
             (lambda: isinstance(self.playouts, int) and self.playouts >= 1,
              f"search.playouts={self.playouts!r} must be an integer >= 1"),
-            (lambda: self.c_puct > 0, f"search.c_puct={self.c_puct!r} must be > 0"),
+            (lambda: self.c_puct > 0, f"search.c_puct={self.c_puct!r} must be > 0 or auto"),
             (lambda: isinstance(self.leaves_per_game, int) and self.leaves_per_game >= 1,
              f"search.leaves_per_game={self.leaves_per_game!r} must be an integer >= 1"),
             (lambda: self.virtual_loss >= 0, f"search.virtual_loss={self.virtual_loss!r} must be >= 0"),
@@ -133,7 +142,7 @@ class MCTSConfig:
             (lambda: isinstance(self.threads, int) and not isinstance(self.threads, bool) and self.threads >= 1,
              f"search.threads={self.threads!r} must be an integer >= 1"),
             (lambda: self.fpu_reduction is None or 0 <= self.fpu_reduction <= 2,
-             f"search.fpu_reduction={self.fpu_reduction!r} must be null (unvisited Q = 0) or in [0, 2]"),
+             f"search.fpu_reduction={self.fpu_reduction!r} must be null (unvisited Q = 0), auto or in [0, 2]"),
             (lambda: isinstance(self.root_policy_temperature, (int, float)) and 0.5 <= self.root_policy_temperature <= 5,
              f"search.root_policy_temperature={self.root_policy_temperature!r} must be in [0.5, 5] (1: off)"),
             (lambda: isinstance(self.score_utility, (int, float)) and 0 <= self.score_utility <= 1,

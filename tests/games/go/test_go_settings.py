@@ -27,3 +27,37 @@ def test_the_generic_search_knows_nothing_of_go():
 
     with pytest.raises(TypeError):
         MCTSConfig(go_value="mixed")
+
+
+def test_auto_c_puct_and_fpu_are_the_searching_players_own():
+    from stonelab.games.go.settings import PREDICTOR_C_PUCT, PREDICTOR_FPU_REDUCTION, resolved_search
+    from stonelab.search.mcts import ALPHAZERO_C_PUCT, MCTSConfig
+
+    auto = {"playouts": 64, "c_puct": "auto", "fpu_reduction": "auto", "go": {"leaf_value": "net"}}
+    predictor = resolved_search(auto, alphazero=False)
+    assert (predictor["c_puct"], predictor["fpu_reduction"]) == (PREDICTOR_C_PUCT, PREDICTOR_FPU_REDUCTION) == (1.0, 0.2)
+    assert predictor["go"] == {"leaf_value": "net"} and auto["c_puct"] == "auto"  # a copy
+    assert resolved_search({"playouts": 8}, alphazero=False)["c_puct"] == 1.0  # absent counts as auto
+    alphazero = resolved_search(auto, alphazero=True)
+    assert (alphazero["c_puct"], alphazero["fpu_reduction"]) == (ALPHAZERO_C_PUCT, None) == (5.0, None)
+    given = resolved_search({**auto, "c_puct": 2.5, "fpu_reduction": None}, alphazero=False)
+    assert (given["c_puct"], given["fpu_reduction"]) == (2.5, None)  # a value given is kept
+    # the generic search (self-play, Gomoku's engines) reads auto as AlphaZero's
+    config = MCTSConfig(c_puct="auto", fpu_reduction="auto")
+    assert (config.c_puct, config.fpu_reduction) == (5.0, None)
+    with pytest.raises(ConfigError, match="search.c_puct='lots' must be > 0 or auto"):
+        MCTSConfig(c_puct="lots")
+
+
+def test_a_move_predictors_search_and_an_alphazero_nets_resolve_auto_apart(tmp_path, repo_root,
+                                                                           tiny_maddison_checkpoint):
+    from stonelab.games.go.players import go_search_player
+    from stonelab.models.alphazero_go import go_model_from_checkpoint
+
+    settings = search_settings({"playouts": 8, "c_puct": "auto", "fpu_reduction": "auto"}, GoSettings())
+    predictor = go_model_from_checkpoint(str(tiny_maddison_checkpoint(tmp_path / "tiny.ckpt")))
+    assert (go_search_player(predictor, settings).config.c_puct,
+            go_search_player(predictor, settings).config.fpu_reduction) == (1.0, 0.2)
+    alphazero = go_model_from_checkpoint(str(repo_root / "models" / "go9_alphazero_1h.ckpt"))
+    config = go_search_player(alphazero, settings).config
+    assert (config.c_puct, config.fpu_reduction) == (5.0, None)  # as its self-play searched

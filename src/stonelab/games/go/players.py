@@ -332,13 +332,14 @@ def go_search_player(predictor, settings: dict) -> GoSearchPlayer:
     Go's own (`stonelab.games.go.settings.GoSettings`) under ``"go"`` (`search_settings`)."""
     from stonelab.errors import ConfigError
     from stonelab.games.go.evaluator import GoNetEvaluator
-    from stonelab.games.go.settings import split_settings
+    from stonelab.games.go.settings import resolved_search, split_settings
     from stonelab.models.alphazero_go import AlphaZeroGoModel
 
-    search, go_settings = split_settings(settings)
+    alphazero = isinstance(predictor, AlphaZeroGoModel)
+    search, go_settings = split_settings(resolved_search(settings, alphazero))
     config = MCTSConfig(**search)
     rules = predictor.rules
-    if isinstance(predictor, AlphaZeroGoModel):  # its own planes and value output, in its own search
+    if alphazero:  # its own planes and value output, in its own search
         if go_settings.leaf_value not in ("auto", "net"):
             raise ConfigError(f"go.leaf_value={go_settings.leaf_value}: an alphazero Go net searches with its "
                               "value output (go.leaf_value=net or auto)")

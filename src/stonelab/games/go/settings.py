@@ -14,6 +14,12 @@ from dataclasses import asdict, dataclass
 from stonelab.errors import ConfigError, check
 
 LEAF_VALUES = ("auto", "net", "playouts", "mixed", "none")
+# A move predictor's search where search.c_puct / search.fpu_reduction are auto. At AlphaZero's
+# c_puct 5 with unvisited moves at Q = 0 the 45% KGS net's search kept its own top move in 95-100%
+# of positions at 64-200 playouts, and did not beat it; at 1.0 with KataGo's reduction 0.2 it
+# left it in 28% at 200 playouts and won 19 of 20 games against it (2026-12-05,
+# scripts/search_divergence.py; docs/results_maddison_go_cnn.md).
+PREDICTOR_C_PUCT, PREDICTOR_FPU_REDUCTION = 1.0, 0.2
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,19 @@ def entry_point_settings(cfg: Mapping) -> dict:
     from stonelab.games import registry
 
     return search_settings(cfg["search"], registry.own_settings(registry.get("go"), cfg))
+
+
+def resolved_search(settings: Mapping, alphazero: bool) -> dict:
+    """``settings`` (`search_settings`) with ``auto`` c_puct and fpu_reduction made the
+    searching player's own: a move predictor's (above), or AlphaZero's for an AlphaZero net."""
+    from stonelab.search.mcts import ALPHAZERO_C_PUCT, AUTO
+
+    own = (ALPHAZERO_C_PUCT, None) if alphazero else (PREDICTOR_C_PUCT, PREDICTOR_FPU_REDUCTION)
+    settings = dict(settings)
+    for key, value in zip(("c_puct", "fpu_reduction"), own, strict=True):
+        if settings.get(key, AUTO) == AUTO:
+            settings[key] = value
+    return settings
 
 
 def split_settings(settings: Mapping) -> tuple[dict, GoSettings]:

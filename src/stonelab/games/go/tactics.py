@@ -175,8 +175,8 @@ def run_suite(cfg, path: str, playouts: list[int]) -> dict:
     """``task=tactics`` on a Go checkpoint (any model): the raw policy and the search at each
     of ``playouts`` (0: the raw policy)."""
     from stonelab.arena import tactics as scoring
-    from stonelab.games.go.settings import entry_point_settings
-    from stonelab.models.alphazero_go import go_model_from_checkpoint
+    from stonelab.games.go.settings import entry_point_settings, resolved_search
+    from stonelab.models.alphazero_go import AlphaZeroGoModel, go_model_from_checkpoint
     from stonelab.search.mcts import MCTSConfig
     from stonelab.utils.device import resolve_device
 
@@ -190,5 +190,6 @@ def run_suite(cfg, path: str, playouts: list[int]) -> dict:
                    else search_answers(predictor, tactics, {**settings, "playouts": p}))
         rows["raw policy" if p == 0 else f"search {p}"] = scoring.score(tactics, answers)
     return {"checkpoint": path, "net": f"checkpoint:{path}", "game": predictor.rules.name,
-            "positions": scoring.counts(tactics), "suite_seed": cfg.suite_seed, "c_puct": settings["c_puct"],
+            "positions": scoring.counts(tactics), "suite_seed": cfg.suite_seed,
+            "c_puct": resolved_search(settings, isinstance(predictor, AlphaZeroGoModel))["c_puct"],
             "leaf_value": settings["go"]["leaf_value"], "scores": rows}
