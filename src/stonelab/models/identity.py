@@ -55,8 +55,9 @@ def describe(identity: dict) -> str:
     return f"model {model!r}"
 
 
-def load_checkpoint_file(path: str) -> dict:
+def load_checkpoint_file(path: str | os.PathLike) -> dict:
     """Read a checkpoint on the CPU; a file that is not one is refused saying what it is."""
+    path = os.fspath(path)
     if os.path.isdir(path):
         raise StonelabError(f"ckpt_path={path} is a folder, not a checkpoint file")
     if not os.path.isfile(path):

@@ -55,9 +55,9 @@ def test_a_move_predictors_search_and_an_alphazero_nets_resolve_auto_apart(tmp_p
     from stonelab.models.alphazero_go import go_model_from_checkpoint
 
     settings = search_settings({"playouts": 8, "c_puct": "auto", "fpu_reduction": "auto"}, GoSettings())
-    predictor = go_model_from_checkpoint(str(tiny_maddison_checkpoint(tmp_path / "tiny.ckpt")))
+    predictor = go_model_from_checkpoint(tiny_maddison_checkpoint(tmp_path / "tiny.ckpt"))
     assert (go_search_player(predictor, settings).config.c_puct,
             go_search_player(predictor, settings).config.fpu_reduction) == (1.0, 0.2)
-    alphazero = go_model_from_checkpoint(str(repo_root / "models" / "go9_alphazero_1h.ckpt"))
+    alphazero = go_model_from_checkpoint(repo_root / "models" / "go9_alphazero_1h.ckpt")  # a Path too
     config = go_search_player(alphazero, settings).config
     assert (config.c_puct, config.fpu_reduction) == (5.0, None)  # as its self-play searched
