@@ -156,6 +156,16 @@ def tiny_ckpt(tmp_path_factory, tiny_maddison_checkpoint):
     return tiny_maddison_checkpoint(tmp_path_factory.mktemp("gtp") / "tiny.ckpt")
 
 
+@pytest.fixture(scope="module")
+def passer_command(tmp_path_factory):
+    """A GTP engine (a Python script) that passes every move and knows no other command."""
+    script = tmp_path_factory.mktemp("passer") / "passer.py"
+    script.write_text("import sys\nfor line in sys.stdin:\n    w = line.split()\n    if not w:\n        continue\n"
+                      "    r = {'name': 'passer', 'version': '1', 'genmove': 'pass', 'known_command': 'false'}"
+                      ".get(w[0], '')\n    print('= ' + r + '\\n', flush=True)\n    if w[0] == 'quit':\n        break\n")
+    return shlex.join([sys.executable, str(script)])
+
+
 @pytest.fixture
 def play_command(repo_root):
     """``play_command(ckpt)``: the command line of src/play.py, our own GTP engine, on ``ckpt``."""
@@ -510,17 +520,13 @@ def test_each_pair_of_games_starts_from_its_own_random_opening(tmp_path):
     assert random_opening(RULES, 2, 7) == random_opening(RULES, 2, 7)
 
 
-def test_a_match_run_again_in_its_folder_plays_on_and_another_match_is_refused(tiny_ckpt, tmp_path, eval_cfg):
+def test_a_match_run_again_in_its_folder_plays_on_and_another_match_is_refused(tiny_ckpt, tmp_path, eval_cfg,
+                                                                                  passer_command):
     import json
 
     from stonelab.eval_tasks import run
 
-    script = tmp_path.parent / "passer.py"
-    script.write_text("import sys\nfor line in sys.stdin:\n    w = line.split()\n    if not w:\n        continue\n"
-                      "    r = {'name': 'passer', 'version': '1', 'genmove': 'pass', 'known_command': 'false'}"
-                      ".get(w[0], '')\n    print('= ' + r + '\\n', flush=True)\n    if w[0] == 'quit':\n        break\n")
-    passer = shlex.join([sys.executable, str(script)])
-    base = [f"ckpt_path={tiny_ckpt}", f"opponent_command='{passer}'", "max_moves=12"]
+    base = [f"ckpt_path={tiny_ckpt}", f"opponent_command='{passer_command}'", "max_moves=12"]
     first = run(eval_cfg(tmp_path, *base, "games=2"))
     journal = tmp_path / "games.jsonl"
     assert first["games"] == 2 and len(journal.read_text().splitlines()) == 3  # settings + 2 games
@@ -534,19 +540,14 @@ def test_a_match_run_again_in_its_folder_plays_on_and_another_match_is_refused(t
 
 
 def test_a_journal_names_the_search_that_plays_and_a_search_free_one_ignores_its_knobs(tiny_ckpt, tmp_path,
-                                                                                     eval_cfg):
+                                                                                     eval_cfg, passer_command):
     """auto c_puct is written as the move predictor's 1.0; a search-free match journalled before
     the auto defaults (c_puct 5.0 written out) continues, a searched one is another match."""
     import json
 
     from stonelab.eval_tasks import run
 
-    passer = tmp_path.parent / "passer_journal.py"
-    passer.write_text("import sys\nfor line in sys.stdin:\n    w = line.split()\n    if not w:\n        continue\n"
-                      "    r = {'name': 'passer', 'version': '1', 'genmove': 'pass', 'known_command': 'false'}"
-                      ".get(w[0], '')\n    print('= ' + r + '\\n', flush=True)\n    if w[0] == 'quit':\n        break\n")
-    base = [f"ckpt_path={tiny_ckpt}", f"opponent_command='{shlex.join([sys.executable, str(passer)])}'",
-            "max_moves=12", "games=1"]
+    base = [f"ckpt_path={tiny_ckpt}", f"opponent_command='{passer_command}'", "max_moves=12", "games=1"]
     searched = tmp_path / "searched"
     run(eval_cfg(searched, *base, "search.playouts=4"))
     header = json.loads((searched / "games.jsonl").read_text().splitlines()[0])["settings"]["search"]
