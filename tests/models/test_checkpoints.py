@@ -115,3 +115,49 @@ def test_warm_start_refuses_another_net_game_or_file(tmp_path, tiny_maddison_che
         checkpoints.warm_start(_fresh_maddison(), str(gomoku))
     with pytest.raises(StonelabError, match="missing.ckpt"):
         checkpoints.warm_start(_fresh_maddison(), str(tmp_path / "missing.ckpt"))
+
+
+def _resnet_module(blocks: int, pool_every: int = 2, seed: int = 1):
+    from stonelab.models.move_prediction import MovePredictionModule
+    from stonelab.models.nets.resnet import ResidualNet
+
+    torch.manual_seed(seed)
+    net = ResidualNet(36, 9, blocks=blocks, filters=8, pool_every=pool_every, pool_channels=4, value_head=True)
+    return MovePredictionModule(net, GoRules(9), encoder="maddison")
+
+
+def _save_resnet(module, tmp_path, tiny_maddison_checkpoint):
+    raw = torch.load(tiny_maddison_checkpoint(tmp_path / "m.ckpt"), weights_only=True)
+    raw["state_dict"] = {f"net.{k}": v for k, v in module.net.state_dict().items()}
+    raw["stonelab"]["net_target"] = "stonelab.models.nets.resnet.ResidualNet"
+    raw["stonelab"]["net_config"] = module.net.config
+    torch.save(raw, tmp_path / "shallow.ckpt")
+    return str(tmp_path / "shallow.ckpt")
+
+
+def test_init_from_grows_a_deeper_resnet_that_starts_as_the_shallower_one(tmp_path, tiny_maddison_checkpoint):
+    shallow = _resnet_module(blocks=3)
+    for param in shallow.net.parameters():  # trained-looking batch-norm statistics and weights
+        torch.nn.init.normal_(param, std=0.3)
+    for name, buffer in shallow.net.named_buffers():
+        if name.endswith("running_var"):
+            buffer.uniform_(0.5, 2.0)
+    path = _save_resnet(shallow, tmp_path, tiny_maddison_checkpoint)
+    deeper = _resnet_module(blocks=6, seed=2)
+    source = checkpoints.warm_start(deeper, path)
+    assert source["fresh"] and {k.split(".")[1] for k in source["fresh"]} == {"3", "4", "5"}
+    assert all(not block.conv2.weight.any() for block in deeper.net.blocks[3:])
+    assert all(block.conv1.weight.any() for block in deeper.net.blocks[3:])  # they can still learn
+    planes, to_play = (torch.rand(4, 36, 9, 9) < 0.3).float(), torch.tensor([1, -1, 1, -1])
+    with torch.no_grad():
+        before, after = shallow.net.eval()(planes, to_play), deeper.net.eval()(planes, to_play)
+    torch.testing.assert_close(after.policy_logits, before.policy_logits)
+    torch.testing.assert_close(after.value_logit, before.value_logit)
+
+
+def test_init_from_refuses_a_deeper_resnet_whose_first_blocks_do_not_fit(tmp_path, tiny_maddison_checkpoint):
+    path = _save_resnet(_resnet_module(blocks=3), tmp_path, tiny_maddison_checkpoint)
+    with pytest.raises(CheckpointMismatchError, match=r"does not fit this run's .*size mismatch for blocks\.0\.norm2"):
+        checkpoints.warm_start(_resnet_module(blocks=6, pool_every=1), path)
+    with pytest.raises(CheckpointMismatchError, match=r"(?i)unexpected key.*blocks\.2\."):  # a shallower run
+        checkpoints.warm_start(_resnet_module(blocks=2), path)

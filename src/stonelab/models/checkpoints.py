@@ -186,7 +186,10 @@ def warm_start(model, path: str) -> dict:
 
     Only the weights: the caller's optimizer, schedule and step counter start fresh. A
     file of another model, game, board or encoder is refused by `check_identity`, a net of
-    another shape naming both configurations. Returns where the weights came from.
+    another shape naming both configurations. A deeper residual net than the file's
+    (more ``model.net.blocks``) takes the file's blocks first and starts the rest as the
+    identity, so it begins as the file's net. Returns where the weights came from and the
+    modules that start as initialised (``fresh``: e.g. ``aux_heads.ownership``, ``blocks.3``).
     """
     checkpoint = load_checkpoint_file(path)
     check_identity(checkpoint, model.identity(), source=path)
@@ -198,18 +201,38 @@ def warm_start(model, path: str) -> dict:
     # from the file's trunk and heads, the new ones as initialised; every weight the file
     # has must still fit, and a file with weights this net lacks is refused.
     fresh = [k for k in model.net.state_dict() if k not in weights and k.startswith(GROWN_HEADS)]
+    first_new_block = _first_grown_block(model.net, weights)
+    if first_new_block is not None:
+        fresh += [k for k in model.net.state_dict() if k.startswith("blocks.") and k not in weights
+                  and int(k.split(".")[1]) >= first_new_block]
     try:
-        model.net.load_state_dict(weights, strict=not fresh)
-        if fresh and (unused := sorted(set(weights) - set(model.net.state_dict()))):
-            raise RuntimeError(f"unexpected keys {unused[:5]}")
+        missing, unused = model.net.load_state_dict(weights, strict=not fresh)
+        if unused:
+            raise RuntimeError(f"unexpected keys {sorted(unused)[:5]}")
+        if not_grown := sorted(set(missing) - set(fresh)):
+            raise RuntimeError(f"missing keys {not_grown[:5]}")
     except RuntimeError as exc:
         first = " ".join(str(exc).split())[:300]
         raise CheckpointMismatchError(
             f"init_from={path}: its net ({state.get('net_config', {})}) does not fit this run's "
             f"({dict(getattr(model.net, 'config', {}))}): {first}") from None
+    if first_new_block is not None:
+        model.net.start_as_identity(first_new_block)
     exported = state.get(EXPORT_KEY) or {}
     return {"path": path, "global_step": int(exported.get("global_step", checkpoint.get("global_step", 0))),
-            "fresh": fresh}
+            "fresh": list(dict.fromkeys(".".join(k.split(".")[:2]) for k in fresh))}  # by module: blocks.3
+
+
+def _first_grown_block(net, weights: dict) -> int | None:
+    """The first residual block of ``net`` that ``weights`` (a shallower net's) lack, where
+    ``net`` can start such blocks as the identity (`ResidualNet.start_as_identity`); None
+    where nothing is grown. The file's blocks must still fit the first ones exactly."""
+    if not hasattr(net, "start_as_identity"):
+        return None
+    have = {int(k.split(".")[1]) for k in weights if k.startswith("blocks.")}
+    if not have or max(have) + 1 >= len(net.blocks):
+        return None
+    return max(have) + 1
 
 
 def load_opponent(path: str, expect: dict) -> tuple[nn.Module, str]:

@@ -95,6 +95,14 @@ class ResidualNet(nn.Module):
         self.value_head = ValueHead(filters, value_channels, value_hidden, komi=aux_heads) if value_head else None
         self.aux_heads = AuxHeads(filters, value_channels, value_hidden) if aux_heads else None
 
+    def start_as_identity(self, first: int) -> None:
+        """Blocks ``first``, ``first + 1``, ... pass their input through unchanged (their last
+        convolution zeroed), so a deeper net grown on a trained one (``init_from`` with more
+        ``blocks``) starts as that net and learns from there (Net2Net's deeper net)."""
+        with torch.no_grad():
+            for block in self.blocks[first:]:
+                block.conv2.weight.zero_()
+
     def forward(self, planes: torch.Tensor, to_play: torch.Tensor, komi: torch.Tensor | None = None) -> GoModelOutput:
         """komi float [B]: each game's komi (the points white gets), read by ``aux_heads`` only."""
         x = self.stem(planes)
