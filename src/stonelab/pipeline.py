@@ -32,6 +32,7 @@ from stonelab.run_folder import (
 from stonelab.utils.checkpoint_io import replace_atomically
 from stonelab.utils.console import quiet_lightning
 from stonelab.utils.distributed import gather_to_rank_zero
+from stonelab.utils.precision import emulated_bf16_warning
 from stonelab.utils.threads import set_threads
 
 # AlphaZeroModule.training_step(dataloader_iter) is deliberate (see its comment).
@@ -69,6 +70,8 @@ def build(cfg: DictConfig):
     if any(hasattr(cb, "game_settings") for cb in callbacks):
         game.search_game(registry.own_settings(registry.of(game), cfg))
     check_budget(cfg, model, callbacks)
+    if slow := emulated_bf16_warning(cfg.trainer.get("precision"), str(cfg.trainer.get("accelerator", "auto"))):
+        log.warning(slow)
     # Its safe points follow the work of the others' hooks (the round in on_train_batch_start).
     callbacks.sort(key=lambda c: isinstance(c, StopOnSignal))
     # The Budget callback owns max_time where there is one (the whole job, not just the fit loop).

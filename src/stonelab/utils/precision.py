@@ -1,10 +1,11 @@
 """The training precision that is fastest where the run is: ``${fast_precision:}`` in a config.
 
 bf16 (Lightning's ``bf16-mixed``: bfloat16 matmuls and convolutions, float32 weights and losses)
-paid on this project's CPU only because the CPU has bfloat16 instructions: 1.91x the Go net's
-training update and a quarter more self-play games in the same minutes on 8x8 Gomoku
-(docs/gomoku_8x8_strength.md, rows C and D). A CPU without them emulates bfloat16 and is slower
-than float32, so the default asks the hardware: ``bf16-mixed`` on a GPU that supports bfloat16
+paid on the CPU this project first trained on only because it had bfloat16 instructions: 1.91x
+the Go net's training update and a quarter more self-play games in the same minutes on 8x8
+Gomoku (docs/gomoku_8x8_strength.md, rows C and D). A CPU without them emulates bfloat16 and is
+far slower than float32 (11-14x for the Go nets' updates on an AVX2-only EPYC, 2026-12-06), so
+the default asks the hardware: ``bf16-mixed`` on a GPU that supports bfloat16
 or a CPU with AVX512-BF16 or AMX-BF16, else ``32-true``. ``trainer.precision=32-true`` (or any
 Lightning value) overrides it.
 """
@@ -34,6 +35,20 @@ def fast_precision(accelerator: str = "auto") -> str:
     if on_gpu:
         return "bf16-mixed" if torch.cuda.is_bf16_supported() else "32-true"
     return "bf16-mixed" if cpu_bf16_flags() else "32-true"
+
+
+def emulated_bf16_warning(precision, accelerator: str = "auto") -> str | None:
+    """What to tell a user who asked for bfloat16 where it would run emulated on the CPU
+    (None where it is native or not asked for): an explicit ``trainer.precision=bf16-mixed``
+    from a command written on another machine silently costs ~10x here."""
+    import torch
+
+    on_gpu = accelerator in ("auto", "gpu", "cuda") and torch.cuda.is_available()
+    if on_gpu or not str(precision).startswith("bf16") or cpu_bf16_flags():
+        return None
+    return (f"trainer.precision={precision} on a CPU without bfloat16 instructions (AVX512-BF16, AMX): "
+            f"emulated, about 10x slower than 32-true (11-14x for the Go nets on an AVX2 EPYC, 2026-12-06); "
+            f"leave trainer.precision out to get the fastest one here")
 
 
 def register_resolver() -> None:
