@@ -4,7 +4,8 @@ bf16 (Lightning's ``bf16-mixed``: bfloat16 matmuls and convolutions, float32 wei
 paid on the CPU this project first trained on only because it had bfloat16 instructions: 1.91x
 the Go net's training update and a quarter more self-play games in the same minutes on 8x8
 Gomoku (docs/gomoku_8x8_strength.md, rows C and D). A CPU without them emulates bfloat16 and is
-far slower than float32 (11-14x for the Go nets' updates on an AVX2-only EPYC, 2026-12-06), so
+far slower than float32 (14x for the 3x64 Go net's update on an AVX2-only EPYC, 2026-12-06:
+``python -m stonelab.bench precision --threads 1 --steps 3``, 1.07 s against 15.4 s), so
 the default asks the hardware: ``bf16-mixed`` on a GPU that supports bfloat16
 or a CPU with AVX512-BF16 or AMX-BF16, else ``32-true``. ``trainer.precision=32-true`` (or any
 Lightning value) overrides it.
@@ -47,7 +48,7 @@ def emulated_bf16_warning(precision, accelerator: str = "auto") -> str | None:
     if on_gpu or not str(precision).startswith("bf16") or cpu_bf16_flags():
         return None
     return (f"trainer.precision={precision} on a CPU without bfloat16 instructions (AVX512-BF16, AMX): "
-            f"emulated, about 10x slower than 32-true (11-14x for the Go nets on an AVX2 EPYC, 2026-12-06); "
+            f"emulated, about 10x slower than 32-true (14x for a Go net's update on an AVX2 EPYC: python -m stonelab.bench precision); "
             f"leave trainer.precision out to get the fastest one here")
 
 
