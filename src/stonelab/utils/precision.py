@@ -30,22 +30,25 @@ def cpu_bf16_flags() -> list[str]:
 
 def fast_precision(accelerator: str = "auto") -> str:
     """``bf16-mixed`` where bfloat16 runs natively on the device ``accelerator`` picks, else ``32-true``."""
-    import torch  # here, not at import: composing a config must not wait for torch
+    if _on_gpu(accelerator):
+        import torch
 
-    on_gpu = accelerator in ("auto", "gpu", "cuda") and torch.cuda.is_available()
-    if on_gpu:
         return "bf16-mixed" if torch.cuda.is_bf16_supported() else "32-true"
     return "bf16-mixed" if cpu_bf16_flags() else "32-true"
+
+
+def _on_gpu(accelerator: str) -> bool:
+    """Whether Lightning's ``accelerator`` puts the run on a GPU here."""
+    import torch  # here, not at import: composing a config must not wait for torch
+
+    return accelerator in ("auto", "gpu", "cuda") and torch.cuda.is_available()
 
 
 def emulated_bf16_warning(precision, accelerator: str = "auto") -> str | None:
     """What to tell a user who asked for bfloat16 where it would run emulated on the CPU
     (None where it is native or not asked for): an explicit ``trainer.precision=bf16-mixed``
     from a command written on another machine silently costs ~10x here."""
-    import torch
-
-    on_gpu = accelerator in ("auto", "gpu", "cuda") and torch.cuda.is_available()
-    if on_gpu or not str(precision).startswith("bf16") or cpu_bf16_flags():
+    if not str(precision).startswith("bf16") or _on_gpu(accelerator) or cpu_bf16_flags():
         return None
     return (f"trainer.precision={precision} on a CPU without bfloat16 instructions (AVX512-BF16, AMX): "
             f"emulated, about 10x slower than 32-true (14x for a Go net's update on an AVX2 EPYC: python -m stonelab.bench precision); "
