@@ -58,7 +58,9 @@ def build(cfg: DictConfig):
         log.info("net weights from %s (its step %d); optimizer and schedule start fresh%s",
                  source["path"], source["global_step"],
                  f"; new, as initialised: {', '.join(source['fresh'])}" if source["fresh"] else "")
-    callbacks = [instantiate(c) for c in (cfg.get("callbacks") or {}).values() if c and "_target_" in c]
+    # A callback's factory may return None: the feature is off (callbacks.weight_average.decay=null).
+    callbacks = [cb for c in (cfg.get("callbacks") or {}).values() if c and "_target_" in c
+                 if (cb := instantiate(c)) is not None]
     loggers = [instantiate(c) for c in (cfg.get("logger") or {}).values() if c and "_target_" in c]
     drop_deprecated_wandb_setting(loggers)
     if not loggers:  # LearningRateMonitor refuses to run without a logger; logger=none is valid
