@@ -725,6 +725,25 @@ def test_a_root_proof_keeps_only_the_moves_it_allows_and_the_search_answers_the_
     assert set(np.flatnonzero(visits)) <= set(np.flatnonzero(allowed)) and visits.sum() == 200
 
 
+def test_vcf_at_the_root_makes_a_net_that_knows_nothing_play_what_the_fours_prove():
+    """Uniform priors and value 0 at 100 playouts often miss a win by continuous fours on 9x9
+    (or the one defence against the opponent's); with the threat-space search at the root
+    (pruning.vcf=root) the most visited move starts such a win, or else stops the opponent's."""
+    from stonelab.games.gomoku.candidates import PruningConfig, root_vcf_moves
+    from stonelab.games.gomoku.tactics import generate, search_answers
+
+    rules = GomokuRules(9, 5)
+    suite = [t for t in generate(rules, per_kind=12, seed=5)
+             if root_vcf_moves(t.board, 9, 5, t.to_play, 12) is not None]
+    wins = [set(np.flatnonzero(root_vcf_moves(t.board, 9, 5, t.to_play, 12))) for t in suite]
+    config = MCTSConfig(playouts=100, dirichlet_epsilon=0.0)
+    evaluate = uniform_evaluator(81)
+    plain = search_answers(rules, evaluate, suite, config, PruningConfig(forced=True))
+    rooted = search_answers(rules, evaluate, suite, config, PruningConfig(forced=True, vcf="root"))
+    assert len(suite) >= 10 and all(int(m) in w for m, w in zip(rooted, wins, strict=True))
+    assert sum(int(m) in w for m, w in zip(plain, wins, strict=True)) < len(suite)
+
+
 def test_restricting_a_reused_root_keeps_the_visits_of_the_moves_kept():
     rules = GomokuRules(6, 4)
     mcts = BatchedMCTS(rules, 1, MCTSConfig(playouts=60, dirichlet_epsilon=0.0))

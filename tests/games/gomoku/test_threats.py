@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stonelab.games.gomoku.candidates import PruningConfig, candidates
+from stonelab.games.gomoku.candidates import PruningConfig, PruningConfigError, candidates, root_vcf_moves
 from stonelab.games.gomoku.rules import BLACK, WHITE, GomokuRules, board_from_rows, would_win
 from stonelab.games.gomoku.threats import NOT_FOUND, vcf, vcf_defences, vcf_moves
 
@@ -129,6 +129,35 @@ def test_the_candidate_set_keeps_only_vcf_moves_or_only_defences():
     assert set(np.flatnonzero(candidates(rules, board, BLACK, config))) == {24, 64, 74}
     assert np.flatnonzero(candidates(rules, board, WHITE, config)).tolist() == [24]
     assert candidates(rules, board, WHITE, PruningConfig(forced=True)).sum() == 95
+
+
+def test_vcf_at_the_root_restricts_the_root_as_vcf_in_the_tree_would_and_leaves_the_tree_alone():
+    rules = GomokuRules(10, 5)
+    rows = ["..........", "..........", "..XX......", "....X.....", "....X.....", "....X.....",
+            "..........", "..........", "..........", ".........."]
+    board = board_from_rows(rows)
+    assert set(np.flatnonzero(root_vcf_moves(board, 10, 5, BLACK, 12))) == {24, 64, 74}
+    assert np.flatnonzero(root_vcf_moves(board, 10, 5, WHITE, 12)).tolist() == [24]
+    assert root_vcf_moves(np.zeros(100, dtype=np.int8), 10, 5, BLACK, 12) is None  # nothing either way
+    root_only = PruningConfig(forced=True, vcf="root")
+    assert candidates(rules, board, WHITE, root_only).sum() == 95  # inside the tree: as without VCF
+    search = rules.search_game(root_only)
+    assert np.flatnonzero(search.root_moves(_one(search, board, WHITE), 0)).tolist() == [24]
+    assert search.root_moves(_one(search, np.zeros(100, dtype=np.int8), BLACK), 0) is None
+
+
+def _one(search, board, to_play):
+    positions = search.new_positions(1)
+    positions.board[0] = board
+    positions.info[0] = (to_play, -1, int(np.count_nonzero(board)))
+    return positions
+
+
+def test_vcf_takes_true_false_or_root_and_only_under_freestyle_rules():
+    with pytest.raises(PruningConfigError, match=r"pruning.vcf='yes' must be true .*, root .* or false"):
+        PruningConfig(vcf="yes")
+    assert GomokuRules(10, 5, "standard").search_game(PruningConfig(forced="auto", vcf="root")).pruning.vcf is False
+    assert GomokuRules(10, 5).search_game(PruningConfig(forced="auto", vcf="root")).pruning.vcf == "root"
 
 
 @pytest.mark.parametrize("n,k,fours", [(6, 4, 4), (9, 5, 4)])

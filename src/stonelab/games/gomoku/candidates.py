@@ -116,6 +116,9 @@ NUM_PARAMS = 10
 # 15x15 node needs a handful; the bound keeps a position full of fours (random games make
 # them) from stalling a node for a third of a second.
 VCF_BUDGET = 2000
+# The same bound for the one search a move makes at its root (``vcf="root"``): ten times the
+# node's, since it is paid once a move and not at every expansion.
+ROOT_VCF_BUDGET = 20_000
 
 # Boards on which ``root_proof="auto"`` proves 5 plies at the root: on 6x6 it costs ~8 ms a move
 # (73 ms at most, the positions of 50 games); on 8x8 a position with threats on both sides
@@ -166,7 +169,9 @@ class PruningConfig:
     vcf: threat-space search at every node (step 0b above,
       `stonelab.games.gomoku.threats`): when the mover wins by continuous fours, only
       the moves that start such a win; else, when the opponent would, only the moves
-      that leave it none (if any do), within the set the other options make.
+      that leave it none (if any do), within the set the other options make. "root": the
+      same once per search, at the root only (`root_vcf_moves`, with `ROOT_VCF_BUDGET`),
+      so the playouts cost what they cost without it.
     vcf_fours: the most fours one VCF may take (its length in the mover's moves).
     root_proof: plies of an exact proof search at the root of each search (0 = off, 1, 3, 5
       or 7; `stonelab.games.gomoku.tactics.proven_moves`): the root keeps only the moves that
@@ -187,7 +192,7 @@ class PruningConfig:
     top_k_mode: str = "union"
     fallback: bool = True
     forced: bool | str = False
-    vcf: bool = False
+    vcf: bool | str = False
     vcf_fours: int = 12
     root_proof: int | str = 0
 
@@ -208,6 +213,9 @@ class PruningConfig:
         if self.root_proof not in (0, 1, 3, 5, 7, "auto") or isinstance(self.root_proof, bool):
             raise PruningConfigError(f"pruning.root_proof={self.root_proof!r} must be 0 (off), 1, 3, 5 or 7 "
                                      f"plies, or auto (5 on boards of at most {AUTO_PROOF_POINTS} points, else 0)")
+        if not (isinstance(self.vcf, bool) or self.vcf == "root"):
+            raise PruningConfigError(f"pruning.vcf={self.vcf!r} must be true (a threat-space search at every node), "
+                                     "root (at the root of each search only) or false")
         if not _is_int(self.vcf_fours) or self.vcf_fours < 1:
             raise PruningConfigError(f"pruning.vcf_fours={self.vcf_fours!r} must be an integer >= 1")
         if not _is_int(self.adaptive_step) or self.adaptive_step < 1:
@@ -231,7 +239,7 @@ class PruningConfig:
         and takes ``vcf`` away under the other rules (their wins are not freestyle's)."""
         if self.forced != "auto":
             return self
-        return replace(self, forced=freestyle, vcf=self.vcf and freestyle,
+        return replace(self, forced=freestyle, vcf=self.vcf if freestyle else False,
                        root_proof=self.root_proof if freestyle else 0)
 
     def for_board(self, n: int) -> PruningConfig:
@@ -243,7 +251,7 @@ class PruningConfig:
     @property
     def enabled(self) -> bool:
         """False when the candidate set is always exactly the legal moves."""
-        return self.window > 0 or self.top_k > 0 or bool(self.forced) or self.vcf or bool(self.root_proof)
+        return self.window > 0 or self.top_k > 0 or bool(self.forced) or bool(self.vcf) or bool(self.root_proof)
 
     @property
     def window_used(self) -> bool:
@@ -269,7 +277,7 @@ class PruningConfig:
         p[P_TOP_K_MODE] = TOP_K_MODES[self.top_k_mode]
         p[P_FALLBACK] = int(bool(self.fallback))
         p[P_FORCED] = int(bool(self.forced))
-        p[P_VCF] = self.vcf_fours if self.vcf else 0
+        p[P_VCF] = self.vcf_fours if self.vcf is True else 0  # "root": not in the tree (root_vcf_moves)
         return p
 
 
@@ -404,6 +412,18 @@ def forced_moves(board, n, k, to_play, out):
         if count > 0:
             return count
     return 0
+
+
+def root_vcf_moves(board: np.ndarray, n: int, k: int, to_play: int, max_fours: int) -> np.ndarray | None:
+    """The moves a search's root keeps under ``vcf="root"`` (bool ``[n * n]``): those that start a
+    win by continuous fours when the mover has one, else those after which the opponent has
+    none; None when neither restricts (no VCF either way, or no move stops the opponent's)."""
+    board = np.ascontiguousarray(board, dtype=np.int8).copy()
+    out = np.zeros(n * n, dtype=np.bool_)
+    if vcf_moves(board, n, k, to_play, max_fours, ROOT_VCF_BUDGET, out) > 0:
+        return out
+    defences = vcf_defences(board, n, k, to_play, max_fours, ROOT_VCF_BUDGET, out)
+    return None if defences in (0, np.count_nonzero(board == EMPTY)) else out
 
 
 @njit(cache=True, nogil=True)

@@ -265,15 +265,25 @@ class GomokuSearch:
         return None
 
     def root_moves(self, positions: GomokuPosition, i: int) -> np.ndarray | None:
-        """The moves the root of position ``i`` may keep (`BatchedMCTS`): those the exact proof
-        search of ``pruning.root_proof`` plies allows, or None when it is off or allows them all."""
-        plies = self.pruning.root_proof
-        if plies == 0 or self.rules.rule != FREESTYLE:
+        """The moves the root of position ``i`` may keep (`BatchedMCTS`), or None for all: those
+        the exact proof search of ``pruning.root_proof`` plies allows and, with
+        ``pruning.vcf=root``, those the threat-space search allows (`C.root_vcf_moves`); both
+        when some move is in both, else the proof's (a win in a few plies made with threes)."""
+        if self.rules.rule != FREESTYLE:
             return None
-        allowed = np.zeros(self.num_actions, dtype=np.bool_)
-        count, _ = proven_moves(positions.board[i].copy(), self.rules.n, self.rules.k,
-                                int(positions.info[i, TO_PLAY]), plies, allowed)
-        return None if count == np.count_nonzero(positions.board[i] == EMPTY) else allowed
+        board, n, k = positions.board[i], self.rules.n, self.rules.k
+        to_play, allowed = int(positions.info[i, TO_PLAY]), None
+        if self.pruning.root_proof:
+            proven = np.zeros(self.num_actions, dtype=np.bool_)
+            count, _ = proven_moves(board.copy(), n, k, to_play, self.pruning.root_proof, proven)
+            allowed = proven if count < np.count_nonzero(board == EMPTY) else None
+        if self.pruning.vcf == "root":
+            by_fours = C.root_vcf_moves(board, n, k, to_play, self.pruning.vcf_fours)
+            if allowed is None:
+                allowed = by_fours
+            elif by_fours is not None and np.any(allowed & by_fours):
+                allowed = allowed & by_fours
+        return allowed
 
     def position(self, board: np.ndarray, to_play: int, last_move: int) -> GomokuPosition:
         """One search position from a board, the colour to move and the last move."""
