@@ -303,12 +303,15 @@ def test_match_and_ladder_against_a_gomocup_brain(fifteen_ckpt, tmp_path, compos
     assert out["opponent"] == "gomocup:fake max_node 3" and out["gomocup"]["max_node"] == 3
     assert out["games"] == 2 and out["opening_moves"] == 2 and out["ci_low"] <= out["win_ratio"] <= out["ci_high"]
     assert "vs gomocup:fake max_node 3 (its own search): " in capsys.readouterr().out
+    assert out["player_seconds_per_move"] > 0 and out["opponent_seconds_per_move"] > 0
     ladder = run(compose_eval("task=ladder", "budgets=[1,100]", "games=2", *brain,
                               f"paths.output_dir={tmp_path / 'ladder'}"))
     written = json.loads((tmp_path / "ladder" / "ladder.json").read_text())
     assert written["opponent"] == "fake" and [r["budget"] for r in written["rungs"]] in ([1], [1, 100])
     assert all(len(r["game_records"]) == 2 and r["ci_low"] <= r["win_ratio"] <= r["ci_high"] for r in written["rungs"])
-    assert ladder["even"]["text"] in capsys.readouterr().out
+    assert all(r["player_seconds_per_move"] > 0 and r["opponent_seconds_per_move"] > 0 for r in written["rungs"])
+    printed = capsys.readouterr().out
+    assert ladder["even"]["text"] in printed and "max_node 1 thinking: " in printed
 
 
 @pytest.mark.parametrize("args, words", [

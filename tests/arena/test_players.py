@@ -7,7 +7,7 @@ import time
 import numpy as np
 import torch
 
-from stonelab.arena.players import NeuralMCTSPlayer, play_match
+from stonelab.arena.players import NeuralMCTSPlayer, play_match, seconds_per_move
 from stonelab.games.gomoku.rules import GomokuRules
 from stonelab.models.alphazero import net_evaluator
 from stonelab.models.nets.policy_value import PolicyValueNet
@@ -51,6 +51,29 @@ def test_a_random_opening_is_shared_by_each_pair_and_differs_between_pairs():
     play_match(again[0], again[1], again[2], 6, opening_moves=2, seed=3)
     assert again[1].games == a.games                      # seeded: the same match again
     assert np.all([len(g) >= 7 for g in a.games])         # 4 in a row needs at least 7 stones
+
+
+class Slow(NeuralMCTSPlayer):
+    """A searcher that takes 20 ms more over each call of choose."""
+
+    def choose(self, games):
+        time.sleep(0.02)
+        return super().choose(games)
+
+
+def test_the_clock_counts_each_sides_moves_and_its_own_thinking():
+    rules, a, _ = players()
+    slow = Slow(rules, a.evaluate, MCTSConfig(playouts=16))
+    games, clock = [], {}
+    play_match(rules, a, slow, 4, opening_moves=2, seed=1, games_out=games, clock_out=clock)
+    played = [(len(g["moves"]) - 2, g["player_colour"]) for g in games]
+    # after the 2-stone opening black (the player in even games) moves first
+    ours = sum((n + 1) // 2 if colour == 1 else n // 2 for n, colour in played)
+    assert clock["player"]["moves"] == ours and clock["opponent"]["moves"] == sum(n for n, _ in played) - ours
+    per_move = seconds_per_move(clock)
+    # the slow side's calls each serve at most 4 games: at least 20 ms / 4 a move
+    assert per_move["opponent_seconds_per_move"] >= 0.005 and per_move["player_seconds_per_move"] > 0
+    assert seconds_per_move({"player": {"seconds": 0.0, "moves": 0}})["player_seconds_per_move"] is None
 
 
 def test_out_of_time_the_searcher_still_plays_a_searched_legal_move():

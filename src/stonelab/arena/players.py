@@ -6,6 +6,7 @@ played (its own and the opponent's); `choose` asks for moves in some games.
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -116,7 +117,7 @@ def pure_mcts_player(rules, playouts: int, c_puct: float = 5.0, seed: int = 0):
 
 
 def play_match(rules, player, opponent, num_games: int, opening_moves: int = 0, seed: int = 0,
-               games_out: list | None = None):
+               games_out: list | None = None, clock_out: dict | None = None):
     """``num_games`` games of ``rules`` (Gomoku or Go, as its search game plays them),
     ``player`` black in even games; returns a `MatchResult` (wins, draws, losses).
     ``games_out``, when given, receives one dict per game, in game order: the player's
@@ -127,6 +128,8 @@ def play_match(rules, player, opponent, num_games: int, opening_moves: int = 0, 
     uniformly random opening of that many stones; two deterministic searchers (two
     checkpoints, no noise) would otherwise replay the same two games over and over.
     A move the rules refuse is an error naming the player.
+    ``clock_out``, when given, receives each side's thinking: "player" and "opponent", each
+    {"seconds", "moves"} (the seconds its ``choose`` calls took, all games of a call together).
     """
     from stonelab.arena.ratings import MatchResult
 
@@ -149,13 +152,19 @@ def play_match(rules, player, opponent, num_games: int, opening_moves: int = 0, 
     player_colour = np.where(np.arange(num_games) % 2 == 0, 1, -1)
     result = np.zeros(num_games, dtype=np.int64)  # +1 player won, -1 lost, 0 draw
     ongoing = np.ones(num_games, dtype=bool)
+    clock = {True: {"seconds": 0.0, "moves": 0}, False: {"seconds": 0.0, "moves": 0}}  # is it the player's
     while ongoing.any():
         for side in (player, opponent):
             colour_of_side = player_colour if side is player else -player_colour
             games = np.flatnonzero(ongoing & (to_play == colour_of_side))
             if len(games) == 0:
                 continue
-            for g, move in zip(games, side.choose(games), strict=True):
+            started = time.perf_counter()
+            chosen = side.choose(games)
+            thought = clock[side is player]
+            thought["seconds"] += time.perf_counter() - started
+            thought["moves"] += len(games)
+            for g, move in zip(games, chosen, strict=True):
                 move = int(move)
                 reason = game.illegal_reason(positions, g, move)
                 if reason is not None:
@@ -170,11 +179,21 @@ def play_match(rules, player, opponent, num_games: int, opening_moves: int = 0, 
                     if outcome in (MOVER_WINS, MOVER_LOSES):
                         result[g] = 1 if (outcome == MOVER_WINS) == mover_is_player else -1
                 to_play[g] = -to_play[g]
+    if clock_out is not None:
+        clock_out.update(player=clock[True], opponent=clock[False])
     if games_out is not None:
         games_out.extend({"player_colour": int(player_colour[g]), "result": int(result[g]), "moves": moves[g]}
                          for g in range(num_games))
     return MatchResult(wins=int((result == 1).sum()), draws=int((result == 0).sum()),
                        losses=int((result == -1).sum()))
+
+
+def seconds_per_move(clock: dict) -> dict:
+    """Each side's mean seconds a move from `play_match`'s ``clock_out`` (None where it made none).
+    A batched player searches the games of one call together: its figure is per move of that
+    batch, below what one game alone would take."""
+    return {f"{side}_seconds_per_move": (round(c["seconds"] / c["moves"], 4) if c["moves"] else None)
+            for side, c in clock.items()}
 
 
 def _random_opening(game, rng: np.random.Generator, plies: int) -> list[int]:

@@ -12,10 +12,10 @@ from omegaconf import DictConfig, ListConfig
 
 from stonelab.arena.gomocup_player import GomocupOpponent, GomocupPlayer, refuse_other_games
 from stonelab.arena.ladder import climb, even_budget
-from stonelab.arena.players import play_match
+from stonelab.arena.players import play_match, seconds_per_move
 from stonelab.errors import ConfigError
 from stonelab.eval_tasks import require_checkpoint, write_result
-from stonelab.eval_tasks.match import opening_moves, searching_player
+from stonelab.eval_tasks.match import opening_moves, searching_player, thinking_text
 
 
 def run(cfg: DictConfig) -> dict:
@@ -30,12 +30,15 @@ def run(cfg: DictConfig) -> dict:
     opening = opening_moves(cfg, game)
     start = time.perf_counter()
     records: dict[int, list[dict]] = {}  # each rung's games: colour, result, moves
+    clocks: dict[int, dict] = {}  # each rung's thinking time, both sides
 
     def play_rung(budget: int):
         # the same seed at every rung: the same openings, so rungs differ only by the budget
         with GomocupPlayer(game, brain.with_max_node(budget), cfg.paths.output_dir) as opponent:
-            return play_match(game, player, opponent, cfg.games, opening_moves=opening, seed=cfg.seed,
-                              games_out=records.setdefault(budget, []))
+            result = play_match(game, player, opponent, cfg.games, opening_moves=opening, seed=cfg.seed,
+                                games_out=records.setdefault(budget, []), clock_out=clocks.setdefault(budget, {}))
+        print(f"max_node {budget} thinking: {thinking_text(seconds_per_move(clocks[budget]), cfg.games)}")
+        return result
 
     print(f"{path} ({player.config.playouts} playouts) vs {brain.title}, {cfg.games} games a rung:")
     rungs = climb(budgets, play_rung)
@@ -45,7 +48,8 @@ def run(cfg: DictConfig) -> dict:
            "playouts": player.config.playouts, "games_per_rung": cfg.games, "opening_moves": opening,
            "budgets": budgets, "even_budget": even["budget"],
            "even": even, "seconds": round(time.perf_counter() - start, 1),
-           "rungs": [{**r.as_dict(), "game_records": records[r.budget]} for r in rungs]}
+           "rungs": [{**r.as_dict(), **seconds_per_move(clocks[r.budget]), "game_records": records[r.budget]}
+                     for r in rungs]}
     write_result(cfg, "ladder.json", out)
     return out
 

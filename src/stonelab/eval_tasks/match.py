@@ -13,7 +13,7 @@ import numpy as np
 from omegaconf import DictConfig
 
 from stonelab.arena.gomocup_player import GomocupOpponent, GomocupPlayer, plays_gomocup
-from stonelab.arena.players import NeuralMCTSPlayer, play_match, pure_mcts_player
+from stonelab.arena.players import NeuralMCTSPlayer, play_match, pure_mcts_player, seconds_per_move
 from stonelab.errors import ConfigError
 from stonelab.eval_tasks import require_checkpoint, write_result
 from stonelab.games import registry
@@ -60,9 +60,10 @@ def run(cfg: DictConfig) -> dict:
     opening = opening_moves(cfg, game)
     start = time.perf_counter()
     games: list[dict] = []
+    clock: dict = {}
     try:
         result = play_match(game, player, opponent, cfg.games, opening_moves=opening, seed=cfg.seed,
-                            games_out=games)
+                            games_out=games, clock_out=clock)
     finally:
         if gomocup is not None:
             opponent.close()
@@ -74,16 +75,23 @@ def run(cfg: DictConfig) -> dict:
            "opening_moves": opening, "games": result.games, "wins": result.wins,
            "draws": result.draws, "losses": result.losses, "win_ratio": result.win_ratio,
            "ci_low": lo, "ci_high": hi, "seconds": round(time.perf_counter() - start, 1),
-           **by_colour(games), "median_plies": float(np.median([len(g["moves"]) for g in games])),
+           **seconds_per_move(clock), **by_colour(games), "median_plies": float(np.median([len(g["moves"]) for g in games])),
            "game_records": games}
     opponent_playouts = out["opponent_playouts"]
     searched = ("its own search" if gomocup is not None or getattr(opponent, "searches_itself", False)
                 else "no search" if opponent_playouts is None else f"{opponent_playouts} playouts")
     print(f"{path} ({search.playouts} playouts) vs {opponent_name} ({searched}): {result}; "
           f"as black {out['black']['wins']}/{out['black']['games']}, as white {out['white']['wins']}/"
-          f"{out['white']['games']}, median {out['median_plies']:g} plies")
+          f"{out['white']['games']}, median {out['median_plies']:g} plies; {thinking_text(out, result.games)}")
     write_result(cfg, "match.json", out)
     return out
+
+
+def thinking_text(per_move: dict, games: int) -> str:
+    """Each side's seconds a move (`seconds_per_move`), ours noted as searched with the other games."""
+    ours, theirs = per_move["player_seconds_per_move"], per_move["opponent_seconds_per_move"]
+    return (f"{ours if ours is not None else '-'} s a move ours ({games} games searched together), "
+            f"{theirs if theirs is not None else '-'} s the opponent's")
 
 
 def searching_player(cfg: DictConfig, path: str):
