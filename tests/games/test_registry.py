@@ -64,9 +64,9 @@ def test_a_game_gets_its_own_search_settings_from_its_own_group():
 
     cfg = {"pruning": {"window": 6, "threat_aware": True}, "go": {"leaf_value": "auto"}}
     # Keys not given keep the game's default search (forced moves where the rules have them, a
-    # root proof where it is cheap).
+    # root proof where it is cheap, a search for fours at the root where it is not).
     assert registry.own_settings(registry.get("gomoku"), cfg) == PruningConfig(
-        window=6, threat_aware=True, forced="auto", root_proof="auto")
+        window=6, threat_aware=True, forced="auto", root_proof="auto", vcf="auto")
     assert registry.own_settings(registry.get("go"), {"go": {"leaf_value": "mixed"}}) == GoSettings("mixed")
     assert registry.own_settings(registry.get("go"), {}) == GoSettings()  # no group given: its defaults
     assert registry.own_settings(registry.get("othello"), {"pruning": None}) is None  # a game without any

@@ -154,7 +154,7 @@ def _one(search, board, to_play):
 
 
 def test_vcf_takes_true_false_or_root_and_only_under_freestyle_rules():
-    with pytest.raises(PruningConfigError, match=r"pruning.vcf='yes' must be true .*, root .* or false"):
+    with pytest.raises(PruningConfigError, match=r"pruning.vcf='yes' must be true .*, root .*, false or auto"):
         PruningConfig(vcf="yes")
     assert GomokuRules(10, 5, "standard").search_game(PruningConfig(forced="auto", vcf="root")).pruning.vcf is False
     assert GomokuRules(10, 5).search_game(PruningConfig(forced="auto", vcf="root")).pruning.vcf == "root"
@@ -180,3 +180,14 @@ def test_defences_are_the_moves_after_which_no_vcf_is_left(n, k, fours):
         assert count == out.sum()
         checked += 1
     assert checked >= 10
+
+
+def test_the_default_searches_fours_at_the_root_on_freestyle_boards_above_6x6_only():
+    from stonelab.games.gomoku import _settings
+
+    assert GomokuRules(15, 5).search_game(_settings()).pruning.vcf == "root"
+    assert GomokuRules(8, 5).search_game(_settings()).pruning.vcf == "root"
+    assert GomokuRules(6, 4).search_game(_settings()).pruning.vcf is False  # the 5-ply proof instead
+    assert GomokuRules(15, 5, "renju").search_game(_settings()).pruning.vcf is False
+    assert GomokuRules(15, 5, "standard").search_game(_settings({"forced": False})).pruning.vcf is False
+    assert GomokuRules(15, 5).search_game(_settings({"vcf": False})).pruning.vcf is False

@@ -19,13 +19,14 @@ def _search(rules: GomokuRules, settings=None):
 
 def _settings(values=None):
     """The ``pruning`` group's values as a PruningConfig, over the game's default search: forced
-    moves where they are built and a root proof where it is cheap (conf/pruning/auto.yaml, every
-    entry point's default option: freestyle rules, boards up to 6x6; pruning=none turns them off)."""
+    moves where they are built, a root proof where it is cheap (freestyle rules, boards up to
+    6x6) and the threat-space search at the root on larger freestyle boards
+    (conf/pruning/auto.yaml, every entry point's default option; pruning=none turns them off)."""
     from dataclasses import replace
 
     from stonelab.games.gomoku.candidates import PruningConfig
 
-    return replace(PruningConfig(forced="auto", root_proof="auto"), **dict(values or {}))
+    return replace(PruningConfig(forced="auto", root_proof="auto", vcf="auto"), **dict(values or {}))
 
 
 def _pure_mcts(rules: GomokuRules, playouts: int, c_puct: float = 5.0, seed: int = 0):

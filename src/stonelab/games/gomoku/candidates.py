@@ -171,7 +171,9 @@ class PruningConfig:
       the moves that start such a win; else, when the opponent would, only the moves
       that leave it none (if any do), within the set the other options make. "root": the
       same once per search, at the root only (`root_vcf_moves`, with `ROOT_VCF_BUDGET`),
-      so the playouts cost what they cost without it.
+      so the playouts cost what they cost without it. "auto": "root" under freestyle rules on
+      boards larger than `AUTO_PROOF_POINTS` points (where the root proof is off), else off
+      (`for_rule`, `for_board`).
     vcf_fours: the most fours one VCF may take (its length in the mover's moves).
     root_proof: plies of an exact proof search at the root of each search (0 = off, 1, 3, 5
       or 7; `stonelab.games.gomoku.tactics.proven_moves`): the root keeps only the moves that
@@ -213,9 +215,10 @@ class PruningConfig:
         if self.root_proof not in (0, 1, 3, 5, 7, "auto") or isinstance(self.root_proof, bool):
             raise PruningConfigError(f"pruning.root_proof={self.root_proof!r} must be 0 (off), 1, 3, 5 or 7 "
                                      f"plies, or auto (5 on boards of at most {AUTO_PROOF_POINTS} points, else 0)")
-        if not (isinstance(self.vcf, bool) or self.vcf == "root"):
+        if not (isinstance(self.vcf, bool) or self.vcf in ("root", "auto")):
             raise PruningConfigError(f"pruning.vcf={self.vcf!r} must be true (a threat-space search at every node), "
-                                     "root (at the root of each search only) or false")
+                                     "root (at the root of each search only), false or auto (root on freestyle "
+                                     f"boards of more than {AUTO_PROOF_POINTS} points)")
         if not _is_int(self.vcf_fours) or self.vcf_fours < 1:
             raise PruningConfigError(f"pruning.vcf_fours={self.vcf_fours!r} must be an integer >= 1")
         if not _is_int(self.adaptive_step) or self.adaptive_step < 1:
@@ -236,17 +239,22 @@ class PruningConfig:
 
     def for_rule(self, freestyle: bool) -> PruningConfig:
         """These settings for a rule set: ``forced="auto"`` becomes whether the rules are freestyle,
-        and takes ``vcf`` away under the other rules (their wins are not freestyle's)."""
-        if self.forced != "auto":
-            return self
-        return replace(self, forced=freestyle, vcf=self.vcf if freestyle else False,
-                       root_proof=self.root_proof if freestyle else 0)
+        and takes ``vcf`` away under the other rules (their wins are not freestyle's): an "auto"
+        one always, any other with ``forced="auto"``."""
+        resolved = self if freestyle or self.vcf != "auto" else replace(self, vcf=False)
+        if resolved.forced != "auto":
+            return resolved
+        return replace(resolved, forced=freestyle, vcf=resolved.vcf if freestyle else False,
+                       root_proof=resolved.root_proof if freestyle else 0)
 
     def for_board(self, n: int) -> PruningConfig:
-        """These settings for an ``n`` x ``n`` board: ``root_proof="auto"`` becomes 5 plies or 0."""
-        if self.root_proof != "auto":
-            return self
-        return replace(self, root_proof=5 if n * n <= AUTO_PROOF_POINTS else 0)
+        """These settings for an ``n`` x ``n`` board: ``root_proof="auto"`` becomes 5 plies or 0, and
+        ``vcf="auto"`` the threat-space search at the root where the proof is off, or none."""
+        small = n * n <= AUTO_PROOF_POINTS
+        resolved = self if self.vcf != "auto" else replace(self, vcf=False if small else "root")
+        if resolved.root_proof != "auto":
+            return resolved
+        return replace(resolved, root_proof=5 if small else 0)
 
     @property
     def enabled(self) -> bool:
