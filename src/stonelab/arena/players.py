@@ -152,7 +152,7 @@ def play_match(rules, player, opponent, num_games: int, opening_moves: int = 0, 
     player_colour = np.where(np.arange(num_games) % 2 == 0, 1, -1)
     result = np.zeros(num_games, dtype=np.int64)  # +1 player won, -1 lost, 0 draw
     ongoing = np.ones(num_games, dtype=bool)
-    clock = {True: {"seconds": 0.0, "moves": 0}, False: {"seconds": 0.0, "moves": 0}}  # is it the player's
+    clock = {"player": {"seconds": 0.0, "moves": 0}, "opponent": {"seconds": 0.0, "moves": 0}}
     while ongoing.any():
         for side in (player, opponent):
             colour_of_side = player_colour if side is player else -player_colour
@@ -161,7 +161,7 @@ def play_match(rules, player, opponent, num_games: int, opening_moves: int = 0, 
                 continue
             started = time.perf_counter()
             chosen = side.choose(games)
-            thought = clock[side is player]
+            thought = clock["player" if side is player else "opponent"]
             thought["seconds"] += time.perf_counter() - started
             thought["moves"] += len(games)
             for g, move in zip(games, chosen, strict=True):
@@ -180,7 +180,7 @@ def play_match(rules, player, opponent, num_games: int, opening_moves: int = 0, 
                         result[g] = 1 if (outcome == MOVER_WINS) == mover_is_player else -1
                 to_play[g] = -to_play[g]
     if clock_out is not None:
-        clock_out.update(player=clock[True], opponent=clock[False])
+        clock_out.update(clock)
     if games_out is not None:
         games_out.extend({"player_colour": int(player_colour[g]), "result": int(result[g]), "moves": moves[g]}
                          for g in range(num_games))
