@@ -1,14 +1,17 @@
-"""Victory by continuous fours: the numba search against a recursive search written from the
-definition, and its use in the candidate set."""
+"""Victory by continuous fours and by continuous threats: the numba searches against recursive
+searches written from the definitions, and their use in the candidate set and at the root."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from stonelab.games.gomoku.candidates import PruningConfig, PruningConfigError, candidates, root_vcf_moves
+from stonelab.games.gomoku.candidates import (PruningConfig, PruningConfigError, candidates, root_vcf_moves,
+                                              root_vct_moves)
 from stonelab.games.gomoku.rules import BLACK, WHITE, GomokuRules, board_from_rows, would_win
-from stonelab.games.gomoku.threats import NOT_FOUND, vcf, vcf_defences, vcf_moves
+from stonelab.games.gomoku.tactics import proven_moves
+from stonelab.games.gomoku.threats import (NOT_FOUND, threat_points, vcf, vcf_defences, vcf_moves, vct,
+                                           vct_defences)
 
 BIG = 1_000_000
 
@@ -191,3 +194,113 @@ def test_the_default_searches_fours_at_the_root_on_freestyle_boards_above_6x6_on
     assert GomokuRules(15, 5, "renju").search_game(_settings()).pruning.vcf is False
     assert GomokuRules(15, 5, "standard").search_game(_settings({"forced": False})).pruning.vcf is False
     assert GomokuRules(15, 5).search_game(_settings({"vcf": False})).pruning.vcf is False
+
+
+# --- victory by continuous threats ---------------------------------------------------------------
+
+
+def vct_reference(board, n, k, colour, threats, fours):
+    """Whether ``colour`` (to move) wins by a VCF, or by a threat on one of `threat_points` (the
+    fill when the opponent has a four) every answer to which leaves a win of one threat fewer.
+    An answer is a move after which ``colour`` has no VCF, or one that makes k for the opponent."""
+    if vcf_reference(board, n, k, colour, fours):
+        return True
+    if threats == 0:
+        return False
+    theirs = _wins(board, n, k, -colour)
+    if len(theirs) >= 2:
+        return False
+    places = np.zeros(n * n, dtype=np.bool_)
+    threat_points(board, n, k, colour, places)
+    for t in theirs or np.flatnonzero(places).tolist():
+        board[t] = colour
+        won = _threat_wins(board, n, k, colour, threats, fours)
+        board[t] = 0
+        if won:
+            return True
+    return False
+
+
+def _threat_wins(board, n, k, colour, threats, fours):
+    """After ``colour``'s threat, the opponent to move: whether every answer loses."""
+    if vcf_reference(board, n, k, -colour, fours) or not vcf_reference(board, n, k, colour, fours):
+        return False  # the opponent wins first by fours, or the move threatened nothing
+    for r in [a for a in range(n * n) if board[a] == 0]:
+        if would_win(board, n, k, r, -colour):
+            return False
+        board[r] = -colour
+        answered = not vcf_reference(board, n, k, colour, fours)
+        won = not answered or (threats > 1 and vct_reference(board, n, k, colour, threats - 1, fours))
+        board[r] = 0
+        if not won:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("n,k,threats,fours", [(6, 4, 2, 3), (8, 5, 1, 3)])
+def test_vct_agrees_with_the_definition_on_random_positions(n, k, threats, fours):
+    positions = random_positions(n, k, 60, seed=n * 13 + k)
+    found = beyond_fours = 0
+    for board, colour in positions:
+        before = board.copy()
+        move = vct(board, n, k, colour, threats, fours, BIG, np.zeros(1, dtype=np.int64))
+        assert np.array_equal(board, before), "the search must leave the board as it found it"
+        assert (move != NOT_FOUND) == vct_reference(board, n, k, colour, threats, fours), (board.reshape(n, n), colour)
+        found += move != NOT_FOUND
+        beyond_fours += move != NOT_FOUND and vcf(board, n, k, colour, fours, BIG) == NOT_FOUND
+    assert beyond_fours >= 3 and found < len(positions)  # wins that need a threat, and positions without
+
+
+def test_every_vct_found_wins_within_the_plies_an_exact_proof_sees():
+    n, k = 6, 4  # one threat and at most two fours: the win is at most 2 + 2 * 2 + 1 = 7 plies away
+    checked = 0
+    for board, colour in random_positions(n, k, 80, seed=5):
+        move = vct(board, n, k, colour, 1, 2, BIG, np.zeros(1, dtype=np.int64))
+        if move == NOT_FOUND:
+            continue
+        proven = np.zeros(n * n, dtype=np.bool_)
+        proven_moves(board.copy(), n, k, colour, 7, proven)
+        assert proven[move], (board.reshape(n, n), colour, move)
+        checked += 1
+    assert checked >= 10
+
+
+def _double_three():
+    # black: two in row 7 (cols 5-6) and two in column 7 (rows 5-6); (7,7) makes two open threes
+    board = np.zeros(15 * 15, dtype=np.int8)
+    for r, c in [(7, 5), (7, 6), (5, 7), (6, 7)]:
+        board[r * 15 + c] = BLACK
+    for r, c in [(0, 0), (0, 14), (14, 0), (14, 14)]:
+        board[r * 15 + c] = WHITE
+    return board
+
+
+def test_a_double_three_is_a_vct_of_one_threat_and_no_vcf():
+    board = _double_three()
+    assert vcf(board, 15, 5, BLACK, 12, BIG) == NOT_FOUND
+    spent = np.zeros(1, dtype=np.int64)
+    assert vct(board, 15, 5, BLACK, 1, 12, BIG, spent) == 7 * 15 + 7
+    assert spent[0] > 0
+    assert vct(board, 15, 5, BLACK, 1, 12, 0, np.zeros(1, dtype=np.int64)) == NOT_FOUND  # a cut search finds none
+    out = np.zeros(15 * 15, dtype=np.bool_)
+    count = vct_defences(board, 15, 5, WHITE, 1, 12, BIG, out)
+    assert out[7 * 15 + 7] and 0 < count < 12 and not out[3 * 15 + 3]
+    assert vct_defences(np.zeros(225, dtype=np.int8), 15, 5, WHITE, 1, 12, BIG, out) == -1  # nothing to stop
+
+
+def test_vct_at_the_root_keeps_the_winning_threat_or_the_defences():
+    board = _double_three()
+    search = GomokuRules(15, 5).search_game(PruningConfig(forced=True, vct=1))
+    assert np.flatnonzero(search.root_moves(_one(search, board, BLACK), 0)).tolist() == [7 * 15 + 7]
+    defences = search.root_moves(_one(search, board, WHITE), 0)
+    assert defences[7 * 15 + 7] and defences.sum() < 12
+    assert search.root_moves(_one(search, np.zeros(225, dtype=np.int8), BLACK), 0) is None
+    assert root_vct_moves(board, 15, 5, BLACK, 1, 12).sum() == 1
+
+
+def test_vct_takes_0_to_3_threats_and_only_under_freestyle_rules():
+    for bad in (-1, 4, "two", True):
+        with pytest.raises(PruningConfigError, match=r"pruning.vct=.* must be 0 \(off\) or the threats .* 1..3"):
+            PruningConfig(vct=bad)
+    assert GomokuRules(15, 5, "renju").search_game(PruningConfig(forced="auto", vct=2)).pruning.vct == 0
+    assert GomokuRules(15, 5).search_game(PruningConfig(forced="auto", vct=2)).pruning.vct == 2

@@ -97,7 +97,7 @@ from numba import njit
 
 from stonelab.errors import ConfigError
 from stonelab.games.gomoku.rules import DIRECTIONS, EMPTY, legal_mask, run_through, would_win
-from stonelab.games.gomoku.threats import vcf_defences, vcf_moves
+from stonelab.games.gomoku.threats import NOT_FOUND, vcf_defences, vcf_moves, vct, vct_defences
 
 # --- packed parameters (`PruningConfig.params`) --------------------------------------------------
 P_WINDOW = 0          # window side; 0 = no window
@@ -119,6 +119,10 @@ VCF_BUDGET = 2000
 # The same bound for the one search a move makes at its root (``vcf="root"``): ten times the
 # node's, since it is paid once a move and not at every expansion.
 ROOT_VCF_BUDGET = 20_000
+# The bound (fours played and threats tried) of the root's search for wins by continuous
+# threats (``vct``): the search for the mover's and the check of every defence share it.
+ROOT_VCT_BUDGET = 60_000
+MAX_VCT_THREATS = 3
 
 # Boards on which ``root_proof="auto"`` proves 5 plies at the root: on 6x6 it costs ~8 ms a move
 # (73 ms at most, the positions of 50 games); on 8x8 a position with threats on both sides
@@ -175,6 +179,11 @@ class PruningConfig:
       boards larger than `AUTO_PROOF_POINTS` points (where the root proof is off), else off
       (`for_rule`, `for_board`).
     vcf_fours: the most fours one VCF may take (its length in the mover's moves).
+    vct: threats (moves that leave a VCF) a win by continuous threats may take before its VCF,
+      searched once a move at the root under freestyle rules (`root_vct_moves`, with
+      `ROOT_VCT_BUDGET`; 0 = off, at most `MAX_VCT_THREATS`): the root keeps the move that
+      starts such a win when the mover has one, else the moves after which the opponent has
+      none, when some are. Like ``vcf``, taken away under the other rules.
     root_proof: plies of an exact proof search at the root of each search (0 = off, 1, 3, 5
       or 7; `stonelab.games.gomoku.tactics.proven_moves`): the root keeps only the moves that
       win within them when there are some, else only the moves after which the opponent has
@@ -196,6 +205,7 @@ class PruningConfig:
     forced: bool | str = False
     vcf: bool | str = False
     vcf_fours: int = 12
+    vct: int = 0
     root_proof: int | str = 0
 
     def __post_init__(self):
@@ -219,6 +229,9 @@ class PruningConfig:
             raise PruningConfigError(f"pruning.vcf={self.vcf!r} must be true (a threat-space search at every node), "
                                      "root (at the root of each search only), false or auto (root on freestyle "
                                      f"boards of more than {AUTO_PROOF_POINTS} points)")
+        if not _is_int(self.vct) or not 0 <= self.vct <= MAX_VCT_THREATS:
+            raise PruningConfigError(f"pruning.vct={self.vct!r} must be 0 (off) or the threats a win by continuous "
+                                     f"threats may take before its fours, 1..{MAX_VCT_THREATS}")
         if not _is_int(self.vcf_fours) or self.vcf_fours < 1:
             raise PruningConfigError(f"pruning.vcf_fours={self.vcf_fours!r} must be an integer >= 1")
         if not _is_int(self.adaptive_step) or self.adaptive_step < 1:
@@ -245,7 +258,7 @@ class PruningConfig:
         if resolved.forced != "auto":
             return resolved
         return replace(resolved, forced=freestyle, vcf=resolved.vcf if freestyle else False,
-                       root_proof=resolved.root_proof if freestyle else 0)
+                       vct=resolved.vct if freestyle else 0, root_proof=resolved.root_proof if freestyle else 0)
 
     def for_board(self, n: int) -> PruningConfig:
         """These settings for an ``n`` x ``n`` board: ``root_proof="auto"`` becomes 5 plies or 0, and
@@ -259,7 +272,8 @@ class PruningConfig:
     @property
     def enabled(self) -> bool:
         """False when the candidate set is always exactly the legal moves."""
-        return self.window > 0 or self.top_k > 0 or bool(self.forced) or bool(self.vcf) or bool(self.root_proof)
+        return (self.window > 0 or self.top_k > 0 or bool(self.forced) or bool(self.vcf) or self.vct > 0
+                or bool(self.root_proof))
 
     @property
     def window_used(self) -> bool:
@@ -432,6 +446,23 @@ def root_vcf_moves(board: np.ndarray, n: int, k: int, to_play: int, max_fours: i
         return out
     defences = vcf_defences(board, n, k, to_play, max_fours, ROOT_VCF_BUDGET, out)
     return None if defences in (0, np.count_nonzero(board == EMPTY)) else out
+
+
+def root_vct_moves(board: np.ndarray, n: int, k: int, to_play: int, max_threats: int,
+                   max_fours: int) -> np.ndarray | None:
+    """The moves a search's root keeps under ``vct`` (bool ``[n * n]``): the move that starts a
+    win by continuous threats when the mover has one, else those after which the opponent has
+    none (`vct_defences`); None when neither restricts (no such win either way, or no move
+    found that stops the opponent's)."""
+    board = np.ascontiguousarray(board, dtype=np.int8).copy()
+    out = np.zeros(n * n, dtype=np.bool_)
+    spent = np.zeros(1, dtype=np.int64)
+    first = vct(board, n, k, to_play, max_threats, max_fours, ROOT_VCT_BUDGET, spent)
+    if first != NOT_FOUND:
+        out[first] = True
+        return out
+    defences = vct_defences(board, n, k, to_play, max_threats, max_fours, ROOT_VCT_BUDGET - spent[0], out)
+    return out if defences > 0 else None
 
 
 @njit(cache=True, nogil=True)

@@ -267,8 +267,9 @@ class GomokuSearch:
     def root_moves(self, positions: GomokuPosition, i: int) -> np.ndarray | None:
         """The moves the root of position ``i`` may keep (`BatchedMCTS`), or None for all: those
         the exact proof search of ``pruning.root_proof`` plies allows and, with
-        ``pruning.vcf=root``, those the threat-space search allows (`C.root_vcf_moves`); both
-        when some move is in both, else the proof's (a win in a few plies made with threes)."""
+        ``pruning.vcf=root``, those the search for fours allows (`C.root_vcf_moves`), and with
+        ``pruning.vct``, those the search for threats allows (`C.root_vct_moves`); each narrows
+        the set before it when some move is in both, else leaves it (`_narrowed`)."""
         if self.rules.rule != FREESTYLE:
             return None
         board, n, k = positions.board[i], self.rules.n, self.rules.k
@@ -278,11 +279,10 @@ class GomokuSearch:
             count, _ = proven_moves(board.copy(), n, k, to_play, self.pruning.root_proof, proven)
             allowed = proven if count < np.count_nonzero(board == EMPTY) else None
         if self.pruning.vcf == "root":
-            by_fours = C.root_vcf_moves(board, n, k, to_play, self.pruning.vcf_fours)
-            if allowed is None:
-                allowed = by_fours
-            elif by_fours is not None and np.any(allowed & by_fours):
-                allowed = allowed & by_fours
+            allowed = _narrowed(allowed, C.root_vcf_moves(board, n, k, to_play, self.pruning.vcf_fours))
+        if self.pruning.vct:
+            allowed = _narrowed(allowed, C.root_vct_moves(board, n, k, to_play, self.pruning.vct,
+                                                          self.pruning.vcf_fours))
         return allowed
 
     def position(self, board: np.ndarray, to_play: int, last_move: int) -> GomokuPosition:
@@ -290,6 +290,17 @@ class GomokuSearch:
         board = np.ascontiguousarray(board, dtype=np.int8).reshape(self.num_actions).copy()
         info = np.array([to_play, last_move, np.count_nonzero(board)], dtype=np.int32)
         return GomokuPosition(board, info)
+
+
+def _narrowed(allowed: np.ndarray | None, by: np.ndarray | None) -> np.ndarray | None:
+    """``allowed`` narrowed by a later search's moves ``by`` (either None: no restriction): both
+    when some move is in both, else ``allowed`` (the earlier search's, e.g. a win in a few plies
+    that the later one does not see)."""
+    if allowed is None:
+        return by
+    if by is not None and np.any(allowed & by):
+        return allowed & by
+    return allowed
 
 
 def pure_mcts_visits(board, n, k, to_play, last_move, stones, playouts, c_puct, seed,

@@ -237,7 +237,15 @@ def _near_a_fill(n, k, x, line, fours):
 def vcf_defences(board, n, k, colour, max_fours, budget, out):
     """Mark in ``out`` the moves of ``colour`` (to move) after which the opponent has no VCF;
     returns how many. Every empty point when the opponent has none even with ``colour``
-    passing; 0 when no move stops it.
+    passing; 0 when no move stops it. ``budget`` bounds the fours of this call's searches."""
+    spent = np.zeros(1, dtype=np.int64)
+    return vcf_defences_within(board, n, k, colour, max_fours, budget, out, spent)
+
+
+@njit(cache=True, nogil=True)
+def vcf_defences_within(board, n, k, colour, max_fours, budget, out, spent):
+    """`vcf_defences` with its fours counted in ``spent[0]`` (shared with the caller's other
+    searches, all bounded by one ``budget``).
 
     Only some moves need a search of their own: with the opponent's VCF found (``colour``
     passing), a move on none of its points, that makes no four for ``colour`` and lies on no
@@ -247,7 +255,6 @@ def vcf_defences(board, n, k, colour, max_fours, budget, out):
     opponent = -colour
     line = np.empty(2 * max(max_fours, 1) + 3, dtype=np.int64)
     other = np.empty(2 * max(max_fours, 1) + 3, dtype=np.int64)
-    spent = np.zeros(1, dtype=np.int64)
     length = vcf_line(board, n, k, opponent, max_fours, budget, line, spent)
     fours = (length - 3) // 2 if length >= 3 else 0
     points = np.empty(2, dtype=np.int64)
@@ -265,6 +272,206 @@ def vcf_defences(board, n, k, colour, max_fours, budget, out):
             continue
         board[a] = colour
         out[a] = vcf_line(board, n, k, opponent, max_fours, budget, other, spent) == 0
+        board[a] = EMPTY
+        count += out[a]
+    return count
+
+
+# --- victory by continuous threats (VCT) -----------------------------------------------------
+# A *threat* is a move after which its player has a VCF: the opponent must answer it (or win
+# first by fours of its own). A VCT is a threat every answer to which leaves a VCT (of one
+# threat fewer) or a VCF. The answers are exactly `vcf_defences_within`'s moves: any other one
+# leaves the VCF that the threat made. Rapfi wins most games against our nets this way, with
+# threes (threats that need two more moves) where a search for fours sees nothing.
+
+_OPEN, _NEXT_THREAT, _NEXT_ANSWER, _RETURN = 0, 1, 2, 3
+_REFUTED, _PROVEN, _ANSWERS = 0, 1, 2
+
+
+@njit(cache=True, nogil=True)
+def threat_points(board, n, k, colour, out):
+    """Mark in ``out`` the empty points that lie in a k-long window holding none of the other
+    colour's stones and at least k - 3 of ``colour``'s: the moves that make a three or more,
+    where a VCT's threats are looked for; returns how many."""
+    count = 0
+    for a in range(board.shape[0]):
+        out[a] = False
+        if board[a] != EMPTY:
+            continue
+        r0 = a // n
+        c0 = a % n
+        for d in range(4):
+            dr = DIRECTIONS[d, 0]
+            dc = DIRECTIONS[d, 1]
+            for s in range(-(k - 1), 1):
+                rs = r0 + s * dr
+                cs = c0 + s * dc
+                re = rs + (k - 1) * dr
+                ce = cs + (k - 1) * dc
+                if rs < 0 or rs >= n or cs < 0 or cs >= n or re < 0 or re >= n or ce < 0 or ce >= n:
+                    continue
+                own = 0
+                for t in range(k):
+                    v = board[(rs + t * dr) * n + cs + t * dc]
+                    if v == colour:
+                        own += 1
+                    elif v != EMPTY:
+                        own = -k
+                        break
+                if own >= k - 3:
+                    out[a] = True
+                    break
+            if out[a]:
+                break
+        count += out[a]
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _answers(board, n, k, colour, max_fours, budget, spent, deeper, answers, mask, line):
+    """The node after ``colour``'s threat, the opponent to move: `_PROVEN` when no answer
+    stops ``colour``'s VCF, `_REFUTED` when the move was no threat (no VCF follows it), the
+    opponent wins first by fours, or answers remain and ``deeper`` is False; else `_ANSWERS`
+    with the answers in ``answers`` (their count in ``answers[-1]``)."""
+    if vcf_line(board, n, k, -colour, max_fours, budget, line, spent) > 0:
+        return _REFUTED
+    count = vcf_defences_within(board, n, k, -colour, max_fours, budget, mask, spent)
+    empty = 0
+    for a in range(board.shape[0]):
+        empty += board[a] == EMPTY
+    if count == empty:
+        return _REFUTED
+    if count == 0:
+        return _PROVEN
+    if not deeper:
+        return _REFUTED
+    m = 0
+    for a in range(board.shape[0]):
+        if mask[a]:
+            answers[m] = a
+            m += 1
+    answers[answers.shape[0] - 1] = m
+    return _ANSWERS
+
+
+@njit(cache=True, nogil=True)
+def vct(board, n, k, colour, max_threats, max_fours, budget, spent):
+    """A move that starts a VCT for ``colour`` (to move) of at most ``max_threats`` threats
+    before its VCF, or `NOT_FOUND`; a VCF's first move when there is one.
+
+    Exact for what it looks at, as `vcf_line` is: threats are looked for on `threat_points`
+    only (or, when the opponent has a four, on the point that fills it), and once ``spent[0]``
+    (fours played and threats tried) reaches ``budget`` the search answers `NOT_FOUND`. An
+    answer that is itself a four must be filled; the filling move must then be a threat
+    again, so a run of the opponent's fours uses up the threats it may take.
+    """
+    size = board.shape[0]
+    depth = max(max_threats, 0) + 1
+    line = np.empty(2 * max(max_fours, 1) + 3, dtype=np.int64)
+    points = np.empty(2, dtype=np.int64)
+    mask = np.empty(size, dtype=np.bool_)
+    threats = np.empty((depth, size + 1), dtype=np.int64)   # each level's threats, count last
+    answers = np.empty((depth, size + 1), dtype=np.int64)   # the answers to its current threat
+    next_threat = np.zeros(depth, dtype=np.int64)
+    next_answer = np.zeros(depth, dtype=np.int64)
+    threat = np.full(depth, -1, dtype=np.int64)
+    answer = np.full(depth, -1, dtype=np.int64)
+    level = 0
+    mode = _OPEN
+    proven = False
+    first = NOT_FOUND
+    while True:
+        if mode == _OPEN:  # ``colour`` to move at ``level``
+            mode = _RETURN
+            proven = vcf_line(board, n, k, colour, max_fours, budget, line, spent) > 0
+            if proven:
+                if level == 0:
+                    first = line[0]
+            elif level < max_threats and spent[0] < budget:
+                opp = first_wins(board, n, k, -colour, 2, points)
+                m = 0
+                if opp == 1:
+                    threats[level, 0] = points[0]
+                    m = 1
+                elif opp == 0:
+                    threat_points(board, n, k, colour, mask)
+                    for a in range(size):
+                        if mask[a]:
+                            threats[level, m] = a
+                            m += 1
+                threats[level, size] = m
+                next_threat[level] = 0
+                mode = _NEXT_THREAT
+        elif mode == _NEXT_THREAT:
+            mode = _RETURN
+            proven = False
+            while next_threat[level] < threats[level, size] and spent[0] < budget:
+                t = threats[level, next_threat[level]]
+                next_threat[level] += 1
+                board[t] = colour
+                spent[0] += 1
+                status = _answers(board, n, k, colour, max_fours, budget, spent, level + 1 < max_threats,
+                                  answers[level], mask, line)
+                if status == _PROVEN:
+                    board[t] = EMPTY
+                    proven = True
+                    if level == 0:
+                        first = t
+                    break
+                if status == _ANSWERS:
+                    threat[level] = t
+                    next_answer[level] = 0
+                    mode = _NEXT_ANSWER
+                    break
+                board[t] = EMPTY
+        elif mode == _NEXT_ANSWER:  # every answer so far lost: the next one, or the threat wins
+            if next_answer[level] == answers[level, size]:
+                board[threat[level]] = EMPTY
+                proven = True
+                if level == 0:
+                    first = threat[level]
+                mode = _RETURN
+            else:
+                r = answers[level, next_answer[level]]
+                next_answer[level] += 1
+                board[r] = -colour
+                answer[level] = r
+                level += 1
+                mode = _OPEN
+        else:  # _RETURN: ``proven`` is the result of ``level``, for the answer above it
+            if level == 0:
+                return first if proven else NOT_FOUND
+            level -= 1
+            board[answer[level]] = EMPTY
+            if proven:
+                mode = _NEXT_ANSWER
+            else:
+                board[threat[level]] = EMPTY
+                mode = _NEXT_THREAT
+
+
+@njit(cache=True, nogil=True)
+def vct_defences(board, n, k, colour, max_threats, max_fours, budget, out):
+    """Mark in ``out`` the moves of ``colour`` (to move) after which the opponent has no VCT
+    found (nor VCF); returns how many, or -1 when the opponent has none with ``colour``
+    passing (nothing to defend). Only `threat_points` of either side are searched: a move
+    that makes no three and touches none of the opponent's is not counted as a defence."""
+    spent = np.zeros(1, dtype=np.int64)
+    size = board.shape[0]
+    for a in range(size):
+        out[a] = False
+    if vct(board, n, k, -colour, max_threats, max_fours, budget, spent) == NOT_FOUND:
+        return -1
+    mine = np.empty(size, dtype=np.bool_)
+    theirs = np.empty(size, dtype=np.bool_)
+    threat_points(board, n, k, colour, mine)
+    threat_points(board, n, k, -colour, theirs)
+    count = 0
+    for a in range(size):
+        if not (mine[a] or theirs[a]) or spent[0] >= budget:
+            continue
+        board[a] = colour
+        out[a] = vct(board, n, k, -colour, max_threats, max_fours, budget, spent) == NOT_FOUND
         board[a] = EMPTY
         count += out[a]
     return count
