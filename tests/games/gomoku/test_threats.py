@@ -11,7 +11,7 @@ from stonelab.games.gomoku.candidates import (PruningConfig, PruningConfigError,
 from stonelab.games.gomoku.rules import BLACK, WHITE, GomokuRules, board_from_rows, would_win
 from stonelab.games.gomoku.tactics import proven_moves
 from stonelab.games.gomoku.threats import (NOT_FOUND, threat_points, vcf, vcf_defences, vcf_moves, vct,
-                                           vct_defences)
+                                           vct_defences, vct_moves)
 
 BIG = 1_000_000
 
@@ -249,6 +249,32 @@ def test_vct_agrees_with_the_definition_on_random_positions(n, k, threats, fours
         found += move != NOT_FOUND
         beyond_fours += move != NOT_FOUND and vcf(board, n, k, colour, fours, BIG) == NOT_FOUND
     assert beyond_fours >= 3 and found < len(positions)  # wins that need a threat, and positions without
+
+
+def test_vct_moves_are_the_first_moves_of_the_fastest_wins():
+    n, k, most = 6, 4, 2
+    checked = 0
+    for board, colour in random_positions(n, k, 50, seed=11):
+        out = np.zeros(n * n, dtype=np.bool_)
+        count = vct_moves(board, n, k, colour, most, 3, BIG, out)
+        assert count == out.sum()
+        if vcf(board, n, k, colour, 3, BIG) != NOT_FOUND:
+            continue  # `vcf_moves`'s set, tested above
+        theirs = _wins(board, n, k, -colour)
+        places = np.zeros(n * n, dtype=np.bool_)
+        threat_points(board, n, k, colour, places)
+        starts = set()
+        for threats in range(1, most + 1):
+            for t in ([] if len(theirs) >= 2 else theirs or np.flatnonzero(places).tolist()):
+                board[t] = colour
+                if _threat_wins(board, n, k, colour, threats, 3):
+                    starts.add(t)
+                board[t] = 0
+            if starts:
+                break
+        assert set(np.flatnonzero(out).tolist()) == starts, (board.reshape(n, n), colour)
+        checked += bool(starts)
+    assert checked >= 5
 
 
 def test_every_vct_found_wins_within_the_plies_an_exact_proof_sees():

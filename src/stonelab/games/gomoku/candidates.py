@@ -97,7 +97,7 @@ from numba import njit
 
 from stonelab.errors import ConfigError
 from stonelab.games.gomoku.rules import DIRECTIONS, EMPTY, legal_mask, run_through, would_win
-from stonelab.games.gomoku.threats import NOT_FOUND, vcf_defences, vcf_moves, vct, vct_defences
+from stonelab.games.gomoku.threats import vcf_defences, vcf_moves, vct_defences, vct_moves
 
 # --- packed parameters (`PruningConfig.params`) --------------------------------------------------
 P_WINDOW = 0          # window side; 0 = no window
@@ -450,18 +450,15 @@ def root_vcf_moves(board: np.ndarray, n: int, k: int, to_play: int, max_fours: i
 
 def root_vct_moves(board: np.ndarray, n: int, k: int, to_play: int, max_threats: int,
                    max_fours: int) -> np.ndarray | None:
-    """The moves a search's root keeps under ``vct`` (bool ``[n * n]``): the move that starts a
-    win by continuous threats when the mover has one, else those after which the opponent has
-    none (`vct_defences`); None when neither restricts (no such win either way, or no move
-    found that stops the opponent's)."""
+    """The moves a search's root keeps under ``vct`` (bool ``[n * n]``): those that start the
+    mover's fastest win by continuous threats when it has one (`vct_moves`), else those after
+    which the opponent has none (`vct_defences`); None when neither restricts (no such win
+    either way, or no move found that stops the opponent's)."""
     board = np.ascontiguousarray(board, dtype=np.int8).copy()
     out = np.zeros(n * n, dtype=np.bool_)
-    spent = np.zeros(1, dtype=np.int64)
-    first = vct(board, n, k, to_play, max_threats, max_fours, ROOT_VCT_BUDGET, spent)
-    if first != NOT_FOUND:
-        out[first] = True
+    if vct_moves(board, n, k, to_play, max_threats, max_fours, ROOT_VCT_BUDGET, out) > 0:
         return out
-    defences = vct_defences(board, n, k, to_play, max_threats, max_fours, ROOT_VCT_BUDGET - spent[0], out)
+    defences = vct_defences(board, n, k, to_play, max_threats, max_fours, ROOT_VCT_BUDGET, out)
     return out if defences > 0 else None
 
 

@@ -357,7 +357,43 @@ def _answers(board, n, k, colour, max_fours, budget, spent, deeper, answers, mas
 @njit(cache=True, nogil=True)
 def vct(board, n, k, colour, max_threats, max_fours, budget, spent):
     """A move that starts a VCT for ``colour`` (to move) of at most ``max_threats`` threats
-    before its VCF, or `NOT_FOUND`; a VCF's first move when there is one.
+    before its VCF, or `NOT_FOUND`; a VCF's first move when there is one (`_vct`)."""
+    return _vct(board, n, k, colour, max_threats, max_fours, budget, spent, -1)
+
+
+@njit(cache=True, nogil=True)
+def vct_moves(board, n, k, colour, max_threats, max_fours, budget, out):
+    """Mark in ``out`` the moves that start a win for ``colour`` (to move) of the fewest threats
+    it has: those that start a VCF when it has one (`vcf_moves`), else those that start a VCT
+    of one threat, else of two, ... up to ``max_threats``; returns how many (0: none found).
+    The fastest wins only: a search that may choose among them cannot wander into a slower one."""
+    count = vcf_moves(board, n, k, colour, max_fours, budget, out)
+    if count > 0:
+        return count
+    spent = np.zeros(1, dtype=np.int64)
+    places = np.empty(board.shape[0], dtype=np.bool_)
+    points = np.empty(2, dtype=np.int64)
+    opp = first_wins(board, n, k, -colour, 2, points)
+    if opp >= 2:
+        return 0
+    if opp == 1:
+        places[:] = False
+        places[points[0]] = True
+    else:
+        threat_points(board, n, k, colour, places)
+    for threats in range(1, max_threats + 1):
+        for t in range(board.shape[0]):
+            if places[t] and spent[0] < budget:
+                out[t] = _vct(board, n, k, colour, threats, max_fours, budget, spent, t) == t
+                count += out[t]
+        if count > 0:
+            return count
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def _vct(board, n, k, colour, max_threats, max_fours, budget, spent, only):
+    """`vct`, its first threat ``only`` when that is >= 0 (and one of the threats it would try).
 
     Exact for what it looks at, as `vcf_line` is: threats are looked for on `threat_points`
     only (or, when the opponent has a four, on the point that fills it), and once ``spent[0]``
@@ -399,6 +435,12 @@ def vct(board, n, k, colour, max_threats, max_fours, budget, spent):
                         if mask[a]:
                             threats[level, m] = a
                             m += 1
+                if level == 0 and only >= 0:  # the one first threat asked for, if it is one
+                    keep = 0
+                    for i in range(m):
+                        keep += threats[0, i] == only
+                    threats[0, 0] = only
+                    m = min(keep, 1)
                 threats[level, size] = m
                 next_threat[level] = 0
                 mode = _NEXT_THREAT
