@@ -6,12 +6,25 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stonelab.games.gomoku.candidates import (PruningConfig, PruningConfigError, candidates, root_vcf_moves,
-                                              root_vct_moves)
+from stonelab.games.gomoku.candidates import (
+    PruningConfig,
+    PruningConfigError,
+    candidates,
+    root_vcf_moves,
+    root_vct_moves,
+)
 from stonelab.games.gomoku.rules import BLACK, WHITE, GomokuRules, board_from_rows, would_win
 from stonelab.games.gomoku.tactics import proven_moves
-from stonelab.games.gomoku.threats import (NOT_FOUND, threat_points, vcf, vcf_defences, vcf_moves, vct,
-                                           vct_defences, vct_moves)
+from stonelab.games.gomoku.threats import (
+    NOT_FOUND,
+    threat_points,
+    vcf,
+    vcf_defences,
+    vcf_moves,
+    vct,
+    vct_defences,
+    vct_moves,
+)
 
 BIG = 1_000_000
 

@@ -1,4 +1,5 @@
-"""Threat-space search for freestyle Gomoku: victory by continuous fours (VCF).
+"""Threat-space search for freestyle Gomoku: victory by continuous fours (VCF) and, built on it,
+by continuous threats (VCT, `vct`: threes as well as fours; at the root, ``pruning.vct``).
 
 A *four* is a move after which its player has a point that would make k in a row (for
 k = 5 the usual four; for k = 4 three in a row with the point free). The opponent must
