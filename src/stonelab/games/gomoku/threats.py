@@ -38,6 +38,19 @@ NOT_FOUND = -1
 
 
 @njit(cache=True, nogil=True)
+def _window_start(n, k, r0, c0, dr, dc, s):
+    """The first point of the k-long window along (``dr``, ``dc``) that starts ``s`` steps from
+    (``r0``, ``c0``), or -1 when the window leaves the board."""
+    rs = r0 + s * dr
+    cs = c0 + s * dc
+    re = rs + (k - 1) * dr
+    ce = cs + (k - 1) * dc
+    if rs < 0 or rs >= n or cs < 0 or cs >= n or re < 0 or re >= n or ce < 0 or ce >= n:
+        return -1
+    return rs * n + cs
+
+
+@njit(cache=True, nogil=True)
 def _completions(board, n, k, a, colour, out):
     """Up to two points that would make k in a row for ``colour`` with ``colour`` on ``a``,
     among the points of the k-long windows through ``a``; into ``out``, returns how many.
@@ -55,17 +68,14 @@ def _completions(board, n, k, a, colour, out):
         dr = DIRECTIONS[d, 0]
         dc = DIRECTIONS[d, 1]
         for s in range(-(k - 1), 1):
-            rs = r0 + s * dr
-            cs = c0 + s * dc
-            re = rs + (k - 1) * dr
-            ce = cs + (k - 1) * dc
-            if rs < 0 or rs >= n or cs < 0 or cs >= n or re < 0 or re >= n or ce < 0 or ce >= n:
+            start = _window_start(n, k, r0, c0, dr, dc, s)
+            if start < 0:
                 continue
             own = 0
             gap = -1
             blocked = False
             for t in range(k):
-                p = (rs + t * dr) * n + cs + t * dc
+                p = start + t * (dr * n + dc)
                 v = board[p]
                 if p == a:
                     continue
@@ -296,36 +306,32 @@ def threat_points(board, n, k, colour, out):
     where a VCT's threats are looked for; returns how many."""
     count = 0
     for a in range(board.shape[0]):
-        out[a] = False
-        if board[a] != EMPTY:
-            continue
-        r0 = a // n
-        c0 = a % n
-        for d in range(4):
-            dr = DIRECTIONS[d, 0]
-            dc = DIRECTIONS[d, 1]
-            for s in range(-(k - 1), 1):
-                rs = r0 + s * dr
-                cs = c0 + s * dc
-                re = rs + (k - 1) * dr
-                ce = cs + (k - 1) * dc
-                if rs < 0 or rs >= n or cs < 0 or cs >= n or re < 0 or re >= n or ce < 0 or ce >= n:
-                    continue
-                own = 0
-                for t in range(k):
-                    v = board[(rs + t * dr) * n + cs + t * dc]
-                    if v == colour:
-                        own += 1
-                    elif v != EMPTY:
-                        own = -k
-                        break
-                if own >= k - 3:
-                    out[a] = True
-                    break
-            if out[a]:
-                break
+        out[a] = board[a] == EMPTY and _most_in_a_window(board, n, k, a, colour) >= k - 3
         count += out[a]
     return count
+
+
+@njit(cache=True, nogil=True)
+def _most_in_a_window(board, n, k, a, colour):
+    """The most stones of ``colour`` in a k-long window through ``a`` that holds none of the
+    other colour's (-1 when every window through ``a`` holds some)."""
+    most = -1
+    for w in range(4 * k):  # each of the four directions, each of the k windows along it
+        dr = DIRECTIONS[w // k, 0]
+        dc = DIRECTIONS[w // k, 1]
+        start = _window_start(n, k, a // n, a % n, dr, dc, w % k - (k - 1))
+        if start < 0:
+            continue
+        own = 0
+        for t in range(k):
+            v = board[start + t * (dr * n + dc)]
+            if v == colour:
+                own += 1
+            elif v != EMPTY:
+                own = -1
+                break
+        most = max(most, own)
+    return most
 
 
 @njit(cache=True, nogil=True)
