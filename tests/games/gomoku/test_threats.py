@@ -325,6 +325,11 @@ def test_a_double_three_is_a_vct_of_one_threat_and_no_vcf():
     count = vct_defences(board, 15, 5, WHITE, 1, 12, BIG, out)
     assert out[7 * 15 + 7] and 0 < count < 12 and not out[3 * 15 + 3]
     assert vct_defences(np.zeros(225, dtype=np.int8), 15, 5, WHITE, 1, 12, BIG, out) == -1  # nothing to stop
+    spent = np.zeros(1, dtype=np.int64)
+    vct(board, 15, 5, BLACK, 1, 12, BIG, spent)
+    tight = np.zeros(15 * 15, dtype=np.bool_)  # a budget that finds the win but checks few defences
+    assert vct_defences(board, 15, 5, WHITE, 1, 12, int(spent[0]) + 1, tight) >= count
+    assert np.all(tight[out]), "a point it had no budget left to examine is kept, not dropped"
 
 
 def test_vct_at_the_root_keeps_the_winning_threat_or_the_defences():

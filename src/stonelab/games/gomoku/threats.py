@@ -504,7 +504,8 @@ def vct_defences(board, n, k, colour, max_threats, max_fours, budget, out):
     """Mark in ``out`` the moves of ``colour`` (to move) after which the opponent has no VCT
     found (nor VCF); returns how many, or -1 when the opponent has none with ``colour``
     passing (nothing to defend). Only `threat_points` of either side are searched: a move
-    that makes no three and touches none of the opponent's is not counted as a defence."""
+    that makes no three and touches none of the opponent's is not counted as a defence; those
+    left when ``budget`` runs out are counted, unexamined."""
     spent = np.zeros(1, dtype=np.int64)
     size = board.shape[0]
     for a in range(size):
@@ -517,7 +518,11 @@ def vct_defences(board, n, k, colour, max_threats, max_fours, budget, out):
     threat_points(board, n, k, -colour, theirs)
     count = 0
     for a in range(size):
-        if not (mine[a] or theirs[a]) or spent[0] >= budget:
+        if not (mine[a] or theirs[a]):
+            continue
+        if spent[0] >= budget:  # not examined: kept, as a search cut short keeps what it cannot refute
+            out[a] = True
+            count += 1
             continue
         board[a] = colour
         out[a] = vct(board, n, k, -colour, max_threats, max_fours, budget, spent) == NOT_FOUND
