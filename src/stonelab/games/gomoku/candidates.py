@@ -181,9 +181,9 @@ class PruningConfig:
     vcf_fours: the most fours one VCF may take (its length in the mover's moves).
     vct: threats (moves that leave a VCF) a win by continuous threats may take before its VCF,
       searched once a move at the root under freestyle rules (`root_vct_moves`, with
-      `ROOT_VCT_BUDGET`; 0 = off, at most `MAX_VCT_THREATS`): the root keeps the move that
-      starts such a win when the mover has one, else the moves after which the opponent has
-      none, when some are. Like ``vcf``, taken away under the other rules.
+      `ROOT_VCT_BUDGET`; 0 = off, at most `MAX_VCT_THREATS`): the root keeps the first moves
+      of the mover's fastest such win when it has one, else the moves after which the opponent
+      has none, when some are. Like ``vcf``, taken away under the other rules.
     root_proof: plies of an exact proof search at the root of each search (0 = off, 1, 3, 5
       or 7; `stonelab.games.gomoku.tactics.proven_moves`): the root keeps only the moves that
       win within them when there are some, else only the moves after which the opponent has
