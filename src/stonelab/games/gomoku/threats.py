@@ -400,7 +400,9 @@ def vct_moves(board, n, k, colour, max_threats, max_fours, budget, out):
 
 @njit(cache=True, nogil=True)
 def _vct(board, n, k, colour, max_threats, max_fours, budget, spent, only):
-    """`vct`, its first threat ``only`` when that is >= 0 (and one of the threats it would try).
+    """`vct`, or with ``only`` >= 0 whether ``only`` starts one (``only`` when it does): the
+    caller (`vct_moves`) has found no VCF and picked ``only`` among the threats `vct` would
+    try, so neither is searched again at the first level.
 
     Exact for what it looks at, as `vcf_line` is: threats are looked for on `threat_points`
     only (or, when the opponent has a four, on the point that fills it), and once ``spent[0]``
@@ -426,14 +428,18 @@ def _vct(board, n, k, colour, max_threats, max_fours, budget, spent, only):
     while True:
         if mode == _OPEN:  # ``colour`` to move at ``level``
             mode = _RETURN
-            proven = vcf_line(board, n, k, colour, max_fours, budget, line, spent) > 0
+            asked = level == 0 and only >= 0
+            proven = not asked and vcf_line(board, n, k, colour, max_fours, budget, line, spent) > 0
             if proven:
                 if level == 0:
                     first = line[0]
             elif level < max_threats and spent[0] < budget:
-                opp = first_wins(board, n, k, -colour, 2, points)
                 m = 0
-                if opp == 1:
+                opp = 2 if asked else first_wins(board, n, k, -colour, 2, points)
+                if asked:
+                    threats[0, 0] = only
+                    m = 1
+                elif opp == 1:
                     threats[level, 0] = points[0]
                     m = 1
                 elif opp == 0:
@@ -442,12 +448,6 @@ def _vct(board, n, k, colour, max_threats, max_fours, budget, spent, only):
                         if mask[a]:
                             threats[level, m] = a
                             m += 1
-                if level == 0 and only >= 0:  # the one first threat asked for, if it is one
-                    keep = 0
-                    for i in range(m):
-                        keep += threats[0, i] == only
-                    threats[0, 0] = only
-                    m = min(keep, 1)
                 threats[level, size] = m
                 next_threat[level] = 0
                 mode = _NEXT_THREAT
