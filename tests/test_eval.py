@@ -314,6 +314,34 @@ def test_match_and_ladder_against_a_gomocup_brain(fifteen_ckpt, tmp_path, compos
     assert ladder["even"]["text"] in printed and "max_node 1 thinking: " in printed
 
 
+def test_rule_plays_a_freestyle_model_under_renju_and_tells_the_brain(fifteen_ckpt, tmp_path, compose_eval):
+    """rule=renju: the match is refereed and searched as renju (black never plays a forbidden
+    point: the referee would end the game) and the brain hears INFO rule 4."""
+    from stonelab.eval_tasks import run
+
+    out = run(compose_eval("task=ladder", "budgets=[100]", "games=2", "rule=renju", "search.playouts=8",
+                           f"gomocup.command='{sys.executable} {FAKE_GOMOCUP_BRAIN} 10'", "gomocup.name=fake",
+                           f"ckpt_path={fifteen_ckpt}", f"paths.output_dir={tmp_path}"))
+    assert out["game"] == "gomoku_15x15_c5_renju"
+    assert all(len(g["moves"]) > 4 for g in out["rungs"][0]["game_records"])
+    sent = (tmp_path / "gomocup_brain.stderr").read_text().splitlines()
+    assert sent.count("INFO rule 4") == 2 and "INFO rule 0" not in sent
+
+
+@pytest.mark.parametrize("rule, words", [
+    ("caro", "rule='caro': choose freestyle, standard (exactly five) or renju, or null"),
+    ("renju", "rule=renju: only a five-in-a-row Gomoku model plays under another rule set; "),
+])
+def test_a_rule_that_cannot_be_played_is_refused(six_ckpt, fifteen_ckpt, tmp_path, compose_eval, rule, words):
+    from stonelab.errors import ConfigError
+    from stonelab.eval_tasks import run
+
+    ckpt = fifteen_ckpt if rule == "caro" else six_ckpt  # the 6x6 model plays four in a row
+    with pytest.raises(ConfigError) as refused:
+        run(compose_eval(f"ckpt_path={ckpt}", "games=2", f"rule={rule}", f"paths.output_dir={tmp_path}"))
+    assert words in str(refused.value)
+
+
 @pytest.mark.parametrize("args, words", [
     (["opponent=gomocup", "gomocup.command=/nonexistent/pbrain-rapfi"], "'/nonexistent/pbrain-rapfi' does not exist"),
     (["opponent=gomocup", "gomocup.command=python", "gomocup.max_node=0"], "gomocup.max_node=0 must be a whole number"),

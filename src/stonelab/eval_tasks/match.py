@@ -17,6 +17,7 @@ from stonelab.arena.players import NeuralMCTSPlayer, play_match, pure_mcts_playe
 from stonelab.errors import ConfigError
 from stonelab.eval_tasks import require_checkpoint, write_result
 from stonelab.games import registry
+from stonelab.games.gomoku.rules import rule_code
 from stonelab.models import checkpoints
 from stonelab.models.alphazero import net_evaluator
 from stonelab.search.mcts import MCTSConfig
@@ -104,10 +105,28 @@ def searching_player(cfg: DictConfig, path: str):
         raise ConfigError(f"task={cfg.task} plays alphazero checkpoints; {path} holds "
                           f"{checkpoints.describe(loaded.identity)}: score it with task=predict, "
                           f"or against GNU Go with task=gtp_match")
+    loaded = replace(loaded, game=played_rules(loaded.game, cfg.get("rule"), path))
     settings = registry.own_settings(registry.of(loaded.game), cfg)  # another game's settings are refused
     player = NeuralMCTSPlayer(loaded.game, net_evaluator(loaded.net, device), MCTSConfig(**cfg.search),
                               settings=settings)
     return loaded, player, device
+
+
+def played_rules(game, rule, path: str):
+    """The rules a match plays: the checkpoint's (``rule`` null), or a five-in-a-row model's under
+    another rule set (freestyle, standard, renju), as the Gomocup brain plays after ``INFO rule``:
+    black's search never chooses a forbidden point, and the candidate restriction, freestyle's
+    own, follows the rules (`PruningConfig.for_rule`)."""
+    if rule is None:
+        return game
+    if not plays_gomocup(game):
+        raise ConfigError(f"rule={rule}: only a five-in-a-row Gomoku model plays under another rule set; "
+                          f"{path} plays {game.name}")
+    try:
+        return replace(game, rule=rule_code(rule))
+    except ConfigError:
+        raise ConfigError(f"rule={rule!r}: choose freestyle, standard (exactly five) or renju, or null "
+                          f"(the checkpoint's own)") from None
 
 
 def opening_moves(cfg: DictConfig, game) -> int:
