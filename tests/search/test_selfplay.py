@@ -306,3 +306,38 @@ def test_a_resigned_go_game_gives_no_ownership_or_score_target():
 def test_gomoku_games_have_no_ownership_targets(games):
     data, _ = games
     assert data.ownership is None and data.scores is None and data.aux_weights is None
+
+
+def test_random_openings_open_a_share_of_games_and_are_not_trained_on():
+    """opening_moves: a game that gets an opening starts from that many random stones, which
+    are not training positions and do not count as searched; the rest start from the empty board."""
+    rules = GomokuRules(8, 5)
+    evaluate = Counter(rules.num_actions)
+    opened = SelfPlaySlots(rules, 4, CONFIG, temperature_moves=2, opening_moves=2, opening_share=1.0)
+    data = opened.play(evaluate, 4, np.random.default_rng(1))
+    firsts = np.concatenate([[0], np.cumsum(data.lengths)[:-1]])
+    stones = data.planes[firsts][:, :2].sum(axis=(1, 2, 3))
+    assert stones.tolist() == [2, 2, 2, 2]  # each game's first searched position already holds the opening
+    assert data.lengths.sum() == len(data.planes)  # the opening moves are neither searched nor recorded
+    plain = SelfPlaySlots(rules, 4, CONFIG, temperature_moves=2, opening_moves=2, opening_share=0.0)
+    data = plain.play(evaluate, 4, np.random.default_rng(1))
+    firsts = np.concatenate([[0], np.cumsum(data.lengths)[:-1]])
+    assert data.planes[firsts][:, :2].sum() == 0
+    # a game in progress keeps its opening across a checkpoint
+    carried = SelfPlaySlots(rules, 2, CONFIG, temperature_moves=2, opening_moves=2, opening_share=1.0)
+    carried.play(evaluate, 1, np.random.default_rng(2))
+    resumed = SelfPlaySlots(rules, 2, CONFIG, temperature_moves=2, opening_moves=2, opening_share=1.0)
+    resumed.load_state_dict(carried.state_dict())
+    assert resumed.opened == carried.opened and 2 in resumed.opened
+
+
+@pytest.mark.parametrize("settings, words", [
+    ({"opening_moves": -1}, "callbacks.selfplay.opening_moves=-1 must be a whole number >= 0"),
+    ({"opening_moves": 2, "opening_share": 1.5}, r"callbacks.selfplay.opening_share=1.5 must be a share in \[0, 1\]"),
+])
+def test_bad_opening_settings_are_refused(settings, words):
+    from stonelab.callbacks.selfplay import SelfPlay
+    from stonelab.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=words):
+        SelfPlay(CONFIG, **settings)

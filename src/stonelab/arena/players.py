@@ -16,6 +16,7 @@ from stonelab.search import tree as T
 from stonelab.search.game import MOVER_LOSES, MOVER_WINS, ONGOING
 from stonelab.search.mcts import BatchedMCTS, Evaluator, MCTSConfig
 from stonelab.search.pure_mcts import pure_mcts_at
+from stonelab.search.selfplay import random_opening
 
 
 class NeuralMCTSPlayer:
@@ -141,7 +142,7 @@ def play_match(rules, player, opponent, num_games: int, opening_moves: int = 0, 
     rng = np.random.default_rng(seed)
     moves: list[list[int]] = [[] for _ in range(num_games)]
     for pair in range(0, num_games, 2):
-        opening = _random_opening(game, rng, opening_moves)
+        opening = random_opening(game, rng, opening_moves)
         for g in range(pair, min(pair + 2, num_games)):
             for move in opening:
                 T.play_position(game.spec, positions, g, int(move))
@@ -196,20 +197,3 @@ def seconds_per_move(clock: dict) -> dict:
             for side, c in clock.items()}
 
 
-def _random_opening(game, rng: np.random.Generator, plies: int) -> list[int]:
-    """``plies`` uniformly random distinct moves (points; Connect Four's columns), played in
-    turn. Where a drawn one is not legal (Othello's discs must flip), that ply is drawn again
-    among the legal moves."""
-    rows, columns = game.action_shape
-    points = rng.choice(rows * columns, size=plies, replace=False)
-    positions = game.new_positions(1)
-    legal = np.empty(game.num_actions, dtype=np.bool_)
-    opening = []
-    for point in points:
-        move = int(point)
-        if game.illegal_reason(positions, 0, move) is not None:
-            T.legal_at_root(game.spec, positions, 0, legal)
-            move = int(rng.choice(np.flatnonzero(legal)))
-        T.play_position(game.spec, positions, 0, move)
-        opening.append(move)
-    return opening

@@ -54,7 +54,8 @@ class SelfPlay(L.Callback):
                  torch_threads: int | None = 1, pruning: Mapping | object | None = None,
                  parallel_games: int | None = None, precision: str | None = None,
                  resign_below: float | None = None, resign_playthrough: float = 0.1,
-                 fast_playouts: int | None = None, full_search_share: float = 0.25):
+                 fast_playouts: int | None = None, full_search_share: float = 0.25,
+                 opening_moves: int = 0, opening_share: float = 0.5):
         check([
             (lambda: games_per_round >= 1, f"callbacks.selfplay.games_per_round={games_per_round!r} must be >= 1"),
             (lambda: steps_per_round >= 1, f"callbacks.selfplay.steps_per_round={steps_per_round!r} must be >= 1"),
@@ -70,7 +71,13 @@ class SelfPlay(L.Callback):
              f"callbacks.selfplay.fast_playouts={fast_playouts!r} must be a whole number >= 1 (or null: off)"),
             (lambda: 0.0 < full_search_share <= 1.0,
              f"callbacks.selfplay.full_search_share={full_search_share!r} must be a share in (0, 1]"),
+            (lambda: isinstance(opening_moves, int) and not isinstance(opening_moves, bool) and opening_moves >= 0,
+             f"callbacks.selfplay.opening_moves={opening_moves!r} must be a whole number >= 0 (0: off)"),
+            (lambda: 0.0 <= opening_share <= 1.0,
+             f"callbacks.selfplay.opening_share={opening_share!r} must be a share in [0, 1]"),
         ])
+        self.opening_moves = opening_moves
+        self.opening_share = opening_share
         self.fast_playouts = fast_playouts
         self.full_search_share = full_search_share
         self.resign_below = resign_below
@@ -203,11 +210,18 @@ class SelfPlay(L.Callback):
         if self.sessions is None:
             boards = board_games(trainer, module)
             slots = max(1, (self.parallel_games or self.games_per_round) // len(boards))
+            for rules in boards.values():
+                longest = registry.of(rules).max_opening(rules)
+                if self.opening_moves > longest:
+                    raise ConfigError(f"callbacks.selfplay.opening_moves={self.opening_moves}: at most {longest} "
+                                      f"random moves open a game of {rules.name}")
             self.sessions = {size: SelfPlaySlots(rules, slots, self.search, temperature_moves=self.temperature_moves,
                                                  settings=self.game_settings, resign_below=self.resign_below,
                                                  resign_playthrough=self.resign_playthrough,
                                                  fast_playouts=self.fast_playouts,
-                                                 full_search_share=self.full_search_share)
+                                                 full_search_share=self.full_search_share,
+                                                 opening_moves=self.opening_moves,
+                                                 opening_share=self.opening_share)
                              for size, rules in boards.items()}
             # Checkpoints hold every rank's games in progress; a rank the checkpoint has none
             # for (a resume with more ranks) starts afresh rather than replay copies of them.

@@ -17,8 +17,8 @@ class SelfPlayGames:
 
     planes [P, C, n, n] uint8, policies [P, A] float32 (root visit shares),
     values [P] float32 (+1 if the player to move there won, -1 lost, 0 draw),
-    lengths [games] positions searched per game (its moves, and the position of a
-    resignation), winners [games] (+1 black, -1 white, 0 draw).
+    lengths [games] positions searched per game (its moves, a random opening's
+    excepted, and the position of a resignation), winners [games] (+1 black, -1 white, 0 draw).
     With playout cap randomization only the fully searched positions are kept, so P
     can be smaller than the sum of the lengths.
 
@@ -63,13 +63,21 @@ class SelfPlaySlots:
     proven wrong are counted (`resign_stats`): AlphaZero's check on its resignation
     threshold. Without resignation no random number is drawn for it, so games are those
     of a session without the option.
+
+    Random openings (``opening_moves`` > 0): an ``opening_share`` of games, drawn when a game
+    starts, begin with that many uniformly random stones (`random_opening`, the openings
+    task=match and task=ladder play from), which are not training positions. A net that only
+    ever sees its own openings meets positions it never learned when an opponent's opening
+    puts a stone on the edge.
     """
 
     def __init__(self, rules, slots: int, config: MCTSConfig, *,
                  temperature_moves: int, settings=None, resign_below: float | None = None,
                  resign_playthrough: float = 0.1, fast_playouts: int | None = None,
-                 full_search_share: float = 0.25):
+                 full_search_share: float = 0.25, opening_moves: int = 0, opening_share: float = 0.0):
         self.rules = rules
+        self.opening_moves = opening_moves
+        self.opening_share = opening_share
         self.fast_playouts = fast_playouts
         self.full_search_share = full_search_share
         self.slots = slots
@@ -81,6 +89,7 @@ class SelfPlaySlots:
         self.moves: list[list[int]] = [[] for _ in range(slots)]
         # per slot, per move: (planes uint8 [C, n, n], visit shares [A], mover)
         self.records: list[list[tuple[np.ndarray, np.ndarray, int]]] = [[] for _ in range(slots)]
+        self.opened = [0] * slots  # random opening moves of each slot's game (not searched)
         self.playthrough = [False] * slots  # this game may not resign
         self.would_resign = [0] * slots  # playthrough games: the colour that would have resigned first
         # games resigned; playthrough games in which a side would have resigned; of those, won by that side
@@ -107,6 +116,9 @@ class SelfPlaySlots:
         may_start = np.inf if new_games is None else new_games
         finished: list[tuple] = []  # (records, winner, positions, final board's score or None) per finished game
         while len(finished) < num_games and active.any():
+            for g in np.flatnonzero(active):
+                if not self.moves[g]:
+                    self._start_game(mcts, g, rng)
             full = self._full_searches(rng)
             playouts = np.where(full, self.config.playouts, self.fast_playouts or self.config.playouts)
             visits = mcts.search(evaluate, np.flatnonzero(active), add_noise=full, playouts=playouts)
@@ -127,8 +139,9 @@ class SelfPlaySlots:
                         self.resign_stats["false_positives"] += int(winner == self.would_resign[g])
                 # positions searched: the moves, and the position a side resigned in
                 final = None if resigning else self._final_ownership(mcts, g)
-                finished.append((self.records[g], winner, len(self.moves[g]) + int(bool(resigning)), final))
-                self.moves[g], self.records[g] = [], []
+                searched = len(self.moves[g]) - self.opened[g] + int(bool(resigning))
+                finished.append((self.records[g], winner, searched, final))
+                self.moves[g], self.records[g], self.opened[g] = [], [], 0
                 self.would_resign[g] = 0
                 mcts.reset(g)
                 active[g] = may_start > 0
@@ -140,8 +153,6 @@ class SelfPlaySlots:
         first side that would have resigned and plays on."""
         if self.resign_below is None:
             return 0
-        if not self.moves[g]:  # a new game: may it resign?
-            self.playthrough[g] = bool(rng.random() < self.resign_playthrough)
         value = mcts.best_value(g)
         if value is None or value >= self.resign_below:
             return 0
@@ -150,6 +161,17 @@ class SelfPlaySlots:
             return colour
         self.would_resign[g] = self.would_resign[g] or colour
         return 0
+
+    def _start_game(self, mcts: BatchedMCTS, g: int, rng: np.random.Generator) -> None:
+        """A new game in slot ``g``: may it resign (drawn only with resignation on), and its
+        random opening, if it gets one (drawn only with ``opening_moves``)."""
+        if self.resign_below is not None:
+            self.playthrough[g] = bool(rng.random() < self.resign_playthrough)
+        if self.opening_moves and rng.random() < self.opening_share:
+            for move in random_opening(mcts.game, rng, self.opening_moves):
+                self.moves[g].append(move)
+                mcts.play(g, move)
+            self.opened[g] = self.opening_moves
 
     @staticmethod
     def _final_ownership(mcts: BatchedMCTS, g: int):
@@ -171,7 +193,7 @@ class SelfPlaySlots:
               rng: np.random.Generator, record: bool = True) -> tuple[int, int]:
         """Record the searched position of slot ``g`` (a full search) and play a move from its visits."""
         to_play = self._record(mcts, g, visits) if record else mcts.to_play(g)
-        temperature = 1.0 if len(self.moves[g]) < self.temperature_moves else 0.0
+        temperature = 1.0 if len(self.moves[g]) - self.opened[g] < self.temperature_moves else 0.0
         move = int(rng.choice(self.rules.num_actions, p=visits_to_policy(visits, temperature)))
         self.moves[g].append(move)
         return mcts.play(g, move), to_play
@@ -193,7 +215,7 @@ class SelfPlaySlots:
                              for rs in self.records],
                 "movers": [[r[2] for r in rs] for rs in self.records],
                 "playthrough": list(self.playthrough), "would_resign": list(self.would_resign),
-                "resign_stats": dict(self.resign_stats)}
+                "resign_stats": dict(self.resign_stats), "opened": list(self.opened)}
 
     def load_state_dict(self, state: dict) -> int:
         """Restore games in progress; returns how many were dropped (0 unless the slot count differs)."""
@@ -206,6 +228,7 @@ class SelfPlaySlots:
         self.playthrough = [bool(x) for x in state.get("playthrough", [False] * self.slots)]
         self.would_resign = [int(x) for x in state.get("would_resign", [0] * self.slots)]
         self.resign_stats = dict(state.get("resign_stats", self.resign_stats))
+        self.opened = [int(x) for x in state.get("opened", [0] * self.slots)]  # none before random openings
         self.records = [
             [] if planes is None else
             [(p, pi, int(mv)) for p, pi, mv in zip(planes.numpy(), policies.numpy(), movers, strict=True)]
@@ -273,3 +296,22 @@ def play_games(rules, evaluate: Evaluator, num_games: int, config: MCTSConfig,
     slots = min(parallel or num_games, num_games)
     session = SelfPlaySlots(rules, slots, config, temperature_moves=temperature_moves, settings=settings)
     return session.play(evaluate, num_games, rng, new_games=num_games - slots)
+
+
+def random_opening(game, rng: np.random.Generator, plies: int) -> list[int]:
+    """``plies`` uniformly random distinct moves (points; Connect Four's columns), played in
+    turn. Where a drawn one is not legal (Othello's discs must flip), that ply is drawn again
+    among the legal moves."""
+    rows, columns = game.action_shape
+    points = rng.choice(rows * columns, size=plies, replace=False)
+    positions = game.new_positions(1)
+    legal = np.empty(game.num_actions, dtype=np.bool_)
+    opening = []
+    for point in points:
+        move = int(point)
+        if game.illegal_reason(positions, 0, move) is not None:
+            T.legal_at_root(game.spec, positions, 0, legal)
+            move = int(rng.choice(np.flatnonzero(legal)))
+        T.play_position(game.spec, positions, 0, move)
+        opening.append(move)
+    return opening
