@@ -341,3 +341,17 @@ def test_bad_opening_settings_are_refused(settings, words):
 
     with pytest.raises(ConfigError, match=words):
         SelfPlay(CONFIG, **settings)
+
+
+def test_an_opening_longer_than_the_game_allows_is_refused():
+    """6x6 four in a row: at most 6 random stones (no line of four yet)."""
+    from types import SimpleNamespace
+
+    from stonelab.callbacks.selfplay import SelfPlay
+    from stonelab.errors import ConfigError
+
+    trainer, module = SimpleNamespace(global_rank=0), SimpleNamespace(game=RULES)
+    with pytest.raises(ConfigError, match="callbacks.selfplay.opening_moves=7: at most 6 random moves open a game "
+                                          "of gomoku_6x6_c4"):
+        SelfPlay(CONFIG, opening_moves=7)._sessions(trainer, module)
+    assert SelfPlay(CONFIG, opening_moves=6)._sessions(trainer, module)[0].opening_moves == 6

@@ -66,15 +66,14 @@ class SelfPlaySlots:
 
     Random openings (``opening_moves`` > 0): an ``opening_share`` of games, drawn when a game
     starts, begin with that many uniformly random stones (`random_opening`, the openings
-    task=match and task=ladder play from), which are not training positions. A net that only
-    ever sees its own openings meets positions it never learned when an opponent's opening
-    puts a stone on the edge.
+    task=match and task=ladder play from), which are not training positions: a net's own
+    openings rarely put an early stone by the edge, and such openings often do.
     """
 
     def __init__(self, rules, slots: int, config: MCTSConfig, *,
                  temperature_moves: int, settings=None, resign_below: float | None = None,
                  resign_playthrough: float = 0.1, fast_playouts: int | None = None,
-                 full_search_share: float = 0.25, opening_moves: int = 0, opening_share: float = 0.0):
+                 full_search_share: float = 0.25, opening_moves: int = 0, opening_share: float = 0.5):
         self.rules = rules
         self.opening_moves = opening_moves
         self.opening_share = opening_share
