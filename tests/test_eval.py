@@ -125,8 +125,8 @@ def test_each_task_composes_only_its_own_settings(compose_eval):
             for task in ("match", "ladder", "predict", "inspect", "gtp_match", "tactics")}
     common = {"task_name", "ckpt_path", "seed", "device", "torch_threads", "paths", "task"}
     assert keys["match"] - common == {"search", "pruning", "games", "opponent", "opponent_playouts", "pure_playouts",
-                                      "opening_moves", "gomocup"}
-    assert keys["ladder"] - common == {"search", "pruning", "gomocup", "budgets", "games", "opening_moves"}
+                                      "opening_moves", "gomocup", "rule"}
+    assert keys["ladder"] - common == {"search", "pruning", "gomocup", "budgets", "games", "opening_moves", "rule"}
     assert keys["tactics"] - common == {"search", "pruning", "go", "playouts", "per_kind", "suite_seed", "win_length"}
     assert keys["predict"] - common == {"data", "symmetries"}
     assert keys["inspect"] - common == {"sgf", "move"}
