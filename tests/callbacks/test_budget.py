@@ -102,6 +102,15 @@ def test_runs_stop_at_exactly_the_counter_asked_for(limit, counter, tmp_path, co
     assert result["stop_reason"].startswith(f"{result[counter]} ")
 
 
+def test_a_budget_reached_while_the_buffer_fills_ends_the_run_there(tmp_path, compose_train):
+    # 2 games a round cannot fill a batch of 1,500 positions in 2 rounds: no update is made.
+    cfg = compose_train(["callbacks.budget.max_rounds=2", "data.batch_size=1500", "trainer.max_epochs=100",
+                         "trainer.max_time=null", "logger=none", "callbacks.evaluation.at_train_end=false"], tmp_path)
+    result = train(cfg)
+    assert (result["rounds"], result["train_steps"]) == (2, 0)
+    assert result["stop_reason"].startswith("2 rounds")
+
+
 def test_trainer_max_steps_is_refused_for_alphazero_with_the_right_knob(tmp_path, compose_train):
     from stonelab.pipeline import build
 

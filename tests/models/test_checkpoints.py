@@ -117,6 +117,20 @@ def test_warm_start_refuses_another_net_game_or_file(tmp_path, tiny_maddison_che
         checkpoints.warm_start(_fresh_maddison(), str(tmp_path / "missing.ckpt"))
 
 
+def test_warm_start_may_change_the_rule_set_but_a_resume_may_not(tmp_path, tiny_alphazero_checkpoint):
+    from stonelab.models.alphazero import AlphaZeroModule
+
+    freestyle = tiny_alphazero_checkpoint(tmp_path / "free.ckpt", 8, 5)
+    renju = AlphaZeroModule(PolicyValueNet(8), GomokuRules(8, 5, "renju"))
+    assert checkpoints.warm_start(renju, str(freestyle))["fresh"] == []
+    saved = torch.load(freestyle, weights_only=True)["state_dict"]
+    assert all(torch.equal(v, saved[f"net.{k}"]) for k, v in renju.net.state_dict().items())
+    with pytest.raises(CheckpointMismatchError, match="rule: checkpoint has None, this run has 'renju'"):
+        renju.on_load_checkpoint(torch.load(freestyle, weights_only=True))
+    with pytest.raises(CheckpointMismatchError, match="board_size"):
+        checkpoints.warm_start(AlphaZeroModule(PolicyValueNet(9), GomokuRules(9, 5, "renju")), str(freestyle))
+
+
 def _resnet_module(blocks: int, pool_every: int = 2, seed: int = 1):
     from stonelab.models.move_prediction import MovePredictionModule
     from stonelab.models.nets.resnet import ResidualNet

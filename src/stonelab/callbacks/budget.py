@@ -16,8 +16,8 @@ and its ``max_steps`` counts optimizer steps, of which one AlphaZero update make
   minibatch, up to ``epochs_per_step`` passes), self-play rounds, finished self-play games.
   Supervised runs count steps and epochs with Lightning's ``trainer.max_steps`` / ``max_epochs``.
 
-Whichever limit comes first ends the run. Limits are checked after every update,
-so a run stops at most one self-play round plus one update past ``max_time`` (the
+Whichever limit comes first ends the run. Limits are checked after every update and
+between the rounds that first fill the buffer (`stonelab.callbacks.selfplay`), so a run stops at most one self-play round plus one update past ``max_time`` (the
 round is never cut: its games are the data of the next updates); what comes after
 training may take longer than the reserve when the machine gets slower.
 """
@@ -95,14 +95,14 @@ class Budget(JobClock, L.Callback):
         self.seconds_before = float(state.get("elapsed_s", 0.0))
 
     def on_train_start(self, trainer, pl_module) -> None:
-        if self.seconds_before and self._stop_if_reached(trainer, pl_module):
+        if self.seconds_before and self.stop_if_reached(trainer, pl_module):
             log.warning("this run had already reached its budget (%s) before this resume: it trains no further; "
                         "raise the limit on the command line to continue", self.stop_reason)
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
-        self._stop_if_reached(trainer, pl_module)
+        self.stop_if_reached(trainer, pl_module)
 
-    def _stop_if_reached(self, trainer, pl_module) -> bool:
+    def stop_if_reached(self, trainer, pl_module) -> bool:
         reason = self.reached(pl_module, trainer)
         # Every DDP rank must stop after the same step: rank 0 decides for all.
         reason = trainer.strategy.broadcast(reason)

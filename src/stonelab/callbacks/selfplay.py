@@ -107,8 +107,13 @@ class SelfPlay(L.Callback):
         # differ between ranks, and a rank one round ahead would reach Evaluation's
         # every_n_rounds match (a collective) alone and hang both ranks. A stop signal on
         # any rank ends the fill on all (StopOnSignal then stops the run).
+        # No update ends before the buffer holds a batch, so the budget (checked after each
+        # update) is checked here too: a tiny max_time or max_rounds ends the fill.
         data = trainer.datamodule
+        budgets = [cb for cb in trainer.callbacks if hasattr(cb, "stop_if_reached")]
         while True:
+            if any([budget.stop_if_reached(trainer, pl_module) for budget in budgets]):  # a collective: no short cut
+                return
             stopping, short = sum_over_ranks(trainer, [stop_signal(trainer) is not None,
                                                        len(data.buffer) < data.batch_size])
             if stopping or not short:

@@ -179,6 +179,10 @@ def check_file(path: str, expect: dict) -> dict:
 # Parameters init_from may leave as initialised: the score/ownership heads and komi slopes
 # grown on a net trained without them (resnet/maddison aux_heads, belief_vit score_head).
 GROWN_HEADS = ("aux_heads.", "value_head.komi_slope", "belief.score.", "komi_slope")
+# Identity fields a warm start may change: a rule set (freestyle, standard, renju) changes
+# what is legal and what wins, not the net's inputs or outputs, so a freestyle net is a
+# start for renju self-play. A resume (ckpt_path) still refuses another rule set.
+WARM_START_MAY_CHANGE = ("rule",)
 
 
 def warm_start(model, path: str) -> dict:
@@ -186,13 +190,15 @@ def warm_start(model, path: str) -> dict:
 
     Only the weights: the caller's optimizer, schedule and step counter start fresh. A
     file of another model, game, board or encoder is refused by `check_identity`, a net of
-    another shape naming both configurations. A deeper residual net than the file's
+    another shape naming both configurations; another rule set of the same game and board
+    is not (`WARM_START_MAY_CHANGE`). A deeper residual net than the file's
     (more ``model.net.blocks``) takes the file's blocks first and starts the rest as the
     identity, so it begins as the file's net. Returns where the weights came from and the
     modules that start as initialised (``fresh``: e.g. ``aux_heads.ownership``, ``blocks.3``).
     """
     checkpoint = load_checkpoint_file(path)
-    check_identity(checkpoint, model.identity(), source=path)
+    expected = {k: v for k, v in model.identity().items() if k not in WARM_START_MAY_CHANGE}
+    check_identity(checkpoint, expected, source=path)
     weights = {k[len("net."):]: v for k, v in checkpoint.get("state_dict", {}).items() if k.startswith("net.")}
     if not weights:
         raise CheckpointMismatchError(f"init_from={path} holds no network weights (no state_dict entries 'net.*')")
