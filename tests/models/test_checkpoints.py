@@ -117,7 +117,7 @@ def test_warm_start_refuses_another_net_game_or_file(tmp_path, tiny_maddison_che
         checkpoints.warm_start(_fresh_maddison(), str(tmp_path / "missing.ckpt"))
 
 
-def test_warm_start_may_change_the_rule_set_but_a_resume_may_not(tmp_path, tiny_alphazero_checkpoint):
+def test_a_net_of_another_rule_set_is_a_warm_start_and_an_opponent_but_never_a_resume(tmp_path, tiny_alphazero_checkpoint):
     from stonelab.models.alphazero import AlphaZeroModule
 
     freestyle = tiny_alphazero_checkpoint(tmp_path / "free.ckpt", 8, 5)
@@ -129,6 +129,8 @@ def test_warm_start_may_change_the_rule_set_but_a_resume_may_not(tmp_path, tiny_
         renju.on_load_checkpoint(torch.load(freestyle, weights_only=True))
     with pytest.raises(CheckpointMismatchError, match="board_size"):
         checkpoints.warm_start(AlphaZeroModule(PolicyValueNet(9), GomokuRules(9, 5, "renju")), str(freestyle))
+    net, label = checkpoints.load_opponent(str(freestyle), renju.identity())  # an opponent under renju
+    assert label == f"checkpoint:{freestyle}" and all(torch.equal(v, saved[f"net.{k}"]) for k, v in net.state_dict().items())
 
 
 def _resnet_module(blocks: int, pool_every: int = 2, seed: int = 1):

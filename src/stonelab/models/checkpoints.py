@@ -26,6 +26,7 @@ from stonelab.models.identity import (
     check_identity,
     describe,
     load_checkpoint_file,
+    net_fit,
 )
 
 # The models a checkpoint can hold: the game each plays (None: alphazero, whose identity
@@ -179,10 +180,6 @@ def check_file(path: str, expect: dict) -> dict:
 # Parameters init_from may leave as initialised: the score/ownership heads and komi slopes
 # grown on a net trained without them (resnet/maddison aux_heads, belief_vit score_head).
 GROWN_HEADS = ("aux_heads.", "value_head.komi_slope", "belief.score.", "komi_slope")
-# Identity fields a warm start may change: a rule set (freestyle, standard, renju) changes
-# what is legal and what wins, not the net's inputs or outputs, so a freestyle net is a
-# start for renju self-play. A resume (ckpt_path) still refuses another rule set.
-WARM_START_MAY_CHANGE = ("rule",)
 
 
 def warm_start(model, path: str) -> dict:
@@ -190,15 +187,14 @@ def warm_start(model, path: str) -> dict:
 
     Only the weights: the caller's optimizer, schedule and step counter start fresh. A
     file of another model, game, board or encoder is refused by `check_identity`, a net of
-    another shape naming both configurations; another rule set of the same game and board
-    is not (`WARM_START_MAY_CHANGE`). A deeper residual net than the file's
+    another shape naming both configurations; a net of another rule set of the same game and
+    board is not (`stonelab.models.identity.net_fit`: a freestyle net starts renju self-play). A deeper residual net than the file's
     (more ``model.net.blocks``) takes the file's blocks first and starts the rest as the
     identity, so it begins as the file's net. Returns where the weights came from and the
     modules that start as initialised (``fresh``: e.g. ``aux_heads.ownership``, ``blocks.3``).
     """
     checkpoint = load_checkpoint_file(path)
-    expected = {k: v for k, v in model.identity().items() if k not in WARM_START_MAY_CHANGE}
-    check_identity(checkpoint, expected, source=path)
+    check_identity(checkpoint, net_fit(model.identity()), source=path)
     weights = {k[len("net."):]: v for k, v in checkpoint.get("state_dict", {}).items() if k.startswith("net.")}
     if not weights:
         raise CheckpointMismatchError(f"init_from={path} holds no network weights (no state_dict entries 'net.*')")
@@ -244,7 +240,7 @@ def _first_grown_block(net, weights: dict) -> int | None:
 def load_opponent(path: str, expect: dict) -> tuple[nn.Module, str]:
     """The net of an opponent file for a model of identity ``expect``, and the opponent's label.
 
-    A stonelab checkpoint must match ``expect`` (game, board, ...); a weights file that
+    A stonelab checkpoint must match ``expect`` (game, board, ...; any rule set); a weights file that
     AlphaZero_Gomoku publishes (`stonelab.models.nets.alphazero_gomoku`) must be of the same
     Gomoku board (its file does not say the line length: its name does). Both come back on
     the CPU in eval mode.
@@ -252,7 +248,8 @@ def load_opponent(path: str, expect: dict) -> tuple[nn.Module, str]:
     from stonelab.models.nets import alphazero_gomoku
 
     if not alphazero_gomoku.looks_like(path):
-        return load(path, game=expect.get("game"), expect=expect).net, f"checkpoint:{path}"
+        # Its net plays under this match's rules, whichever rule set it was trained under.
+        return load(path, game=expect.get("game"), expect=net_fit(expect)).net, f"checkpoint:{path}"
     net, n, label = alphazero_gomoku.load(path)
     if expect.get("game") != alphazero_gomoku.GAME or expect.get("board_size") != n:
         raise CheckpointMismatchError(f"{path} is AlphaZero_Gomoku's net for {n}x{n} Gomoku; "

@@ -26,6 +26,17 @@ def net_target(net: nn.Module) -> str:
     return f"{type(net).__module__}.{type(net).__qualname__}"
 
 
+# Identity fields that say under which rules a net was trained, not what it reads or
+# outputs: a five-in-a-row net of another rule set (freestyle, standard, renju) still fits
+# as a warm start (init_from) or an opponent (task=match), never as a resume (ckpt_path).
+RULE_FIELDS = ("rule",)
+
+
+def net_fit(identity: dict) -> dict:
+    """``identity`` without `RULE_FIELDS`: what another file's net must match to be used here."""
+    return {key: value for key, value in identity.items() if key not in RULE_FIELDS}
+
+
 class CheckpointMismatchError(StonelabError):
     """A checkpoint made for another game or model."""
 
