@@ -134,11 +134,44 @@ def test_a_gomoku_run_is_evaluated_against_a_gomocup_brain_in_run(tmp_path, comp
 
     brain = shlex.join([sys.executable, str(repo_root / "tests" / "arena" / "fake_gomocup_brain.py")])
     result = train(compose_train(["game=gomoku_8x8_c5", "logger=none",
-                                  f"callbacks.evaluation.gomocup={{command: '{brain}', name: fake, max_node: 3}}"],
+                                  f"callbacks.evaluation.gomocup={{command: '{brain}', name: fake, max_node: 3}}",
+                                  "callbacks.evaluation.gomocup_ladder=[3,10]"],
                                  tmp_path))
     (first, *_) = result["evaluations"]
     assert first["opponent"] == "gomocup:fake max_node 3" and first["opponent_playouts"] is None
     assert first["wins"] + first["draws"] + first["losses"] == 2
+
+
+def test_a_perfect_score_raises_the_gomocup_brain_to_its_next_rung_and_a_resume_keeps_it():
+    ladder = {"gomocup": {"command": "python", "name": "rapfi", "max_node": 1}, "gomocup_ladder": [1, 3, 10]}
+    evaluation = Evaluation(MCTSConfig(), **ladder)
+    evaluation.best_win_ratio = 0.9
+    evaluation.harder_after_perfect(0.9)
+    assert evaluation.opponent_name() == "gomocup:rapfi max_node 1" and evaluation.best_win_ratio == 0.9
+    evaluation.harder_after_perfect(1.0)
+    assert evaluation.opponent_name() == "gomocup:rapfi max_node 3" and evaluation.best_win_ratio == -1.0
+    resumed = Evaluation(MCTSConfig(), **ladder)
+    resumed.load_state_dict(evaluation.state_dict())
+    assert resumed.opponent_name() == "gomocup:rapfi max_node 3"
+    for _ in range(2):
+        resumed.harder_after_perfect(1.0)
+    assert resumed.opponent_name() == "gomocup:rapfi max_node 10"  # the top rung stays
+    fixed = Evaluation(MCTSConfig(), gomocup=ladder["gomocup"])
+    fixed.harder_after_perfect(1.0)
+    assert fixed.opponent_name() == "gomocup:rapfi max_node 1"
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"gomocup_ladder": [3, 10]}, r"gomocup_ladder=\[3, 10\] raises a Gomocup brain's max_node: it needs"),
+    ({"gomocup": {"command": "python"}, "gomocup_ladder": [3]}, "with a max_node to start from"),
+    ({"gomocup": {"command": "python", "max_node": 1}, "gomocup_ladder": [10, 3]}, "must be rising whole numbers"),
+    ({"gomocup": {"command": "python", "max_node": 1}, "gomocup_ladder": [0, 3]}, "must be rising whole numbers"),
+])
+def test_a_gomocup_ladder_without_a_brain_or_not_rising_is_refused(settings, message):
+    from stonelab.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        Evaluation(MCTSConfig(), **settings)
 
 
 def test_a_gomocup_opponent_is_refused_where_it_cannot_play(tmp_path, compose_train):

@@ -44,7 +44,8 @@ class Evaluation(L.Callback):
     opponent searches ``opponent_playouts`` (None: the player's playouts). On Go,
     ``opponent_command`` is a GTP engine; on Gomoku (five in a row), ``gomocup`` is an external
     Gomocup brain such as Rapfi (``conf/gomocup/rapfi.yaml``'s settings, e.g. ``{command:
-    /path/pbrain-rapfi, max_node: 10}``), from the same random 2-stone openings. Logs eval/win_ratio with its 95% Wilson interval, keeps ``best.ckpt`` (best win
+    /path/pbrain-rapfi, max_node: 10}``), from the same random 2-stone openings, its max_node
+    raised to the next of ``gomocup_ladder`` after a perfect score. Logs eval/win_ratio with its 95% Wilson interval, keeps ``best.ckpt`` (best win
     ratio against the current opponent) and appends every match to
     ``evaluations.jsonl`` in the checkpoint folder. With DDP each rank plays its
     share of the games and the results are summed.
@@ -59,7 +60,8 @@ class Evaluation(L.Callback):
                  opponent_checkpoint: str | None = None, opponent_command: str | None = None,
                  seed: int = 0, dirpath: str | None = None,
                  at_train_end: bool = True, pruning=None, torch_threads: int | None = 1,
-                 precision: str | None = None, opponent_playouts: int | None = None, gomocup: dict | None = None):
+                 precision: str | None = None, opponent_playouts: int | None = None, gomocup: dict | None = None,
+                 gomocup_ladder: list[int] | None = None):
         check([
             (lambda: every_n_rounds >= 1, f"callbacks.evaluation.every_n_rounds={every_n_rounds!r} must be >= 1"),
             (lambda: games >= 1, f"callbacks.evaluation.games={games!r} must be >= 1"),
@@ -83,6 +85,7 @@ class Evaluation(L.Callback):
                               "and gomocup, not several")
         self.opponent_command = opponent_command
         self.gomocup = GomocupOpponent.from_config(gomocup, "callbacks.evaluation.gomocup") if gomocup else None
+        self.gomocup_ladder = self._checked_ladder(gomocup_ladder)
         self._gomocup_folder: str | None = None  # the brains' INFO folder and stderr, made on first use
         self.search = search if isinstance(search, MCTSConfig) else MCTSConfig(**search)
         self.game_settings = pruning  # the player under test searches like self-play (`own_search_settings`)
@@ -107,13 +110,27 @@ class Evaluation(L.Callback):
         self._evaluators: dict[str, NetEvaluator] = {}  # "player" / "opponent", built on first use
         self._opponent_net, self._opponent_label = None, None  # loaded in on_fit_start
 
+    def _checked_ladder(self, ladder) -> list[int]:
+        """``gomocup_ladder``'s rungs, rising, above the brain's first ``max_node`` ([] : none)."""
+        rungs = list(ladder or [])
+        where = f"callbacks.evaluation.gomocup_ladder={rungs}"
+        if rungs and (self.gomocup is None or self.gomocup.max_node is None):
+            raise ConfigError(f"{where} raises a Gomocup brain's max_node: it needs callbacks.evaluation.gomocup "
+                              f"with a max_node to start from")
+        if any(not isinstance(n, int) or isinstance(n, bool) or n < 1 for n in rungs) or rungs != sorted(set(rungs)):
+            raise ConfigError(f"{where} must be rising whole numbers >= 1 (the max_node of each rung)")
+        return rungs
+
     def state_dict(self) -> dict:
-        return {"pure_playouts": self.pure_playouts, "best_win_ratio": self.best_win_ratio,
+        return {"pure_playouts": self.pure_playouts, "gomocup_max_node": self.gomocup and self.gomocup.max_node,
+                "best_win_ratio": self.best_win_ratio,
                 "last_eval_round": self.last_eval_round, "history": json.dumps(self.history),
                 "elapsed_s": self.elapsed(), "cpu_s": self.cpu_elapsed()}
 
     def load_state_dict(self, state: dict) -> None:
         self.pure_playouts = int(state["pure_playouts"])
+        if self.gomocup and state.get("gomocup_max_node"):  # the rung the run had climbed to
+            self.gomocup = dataclasses.replace(self.gomocup, max_node=int(state["gomocup_max_node"]))
         self.best_win_ratio = float(state["best_win_ratio"])
         self.last_eval_round = int(state["last_eval_round"])
         self.history = json.loads(state["history"])
@@ -220,12 +237,21 @@ class Evaluation(L.Callback):
                 with refused_in_one_line(path, "the evaluation record"):  # one line, and never half a record
                     os.makedirs(self.dirpath, exist_ok=True)
                     append_whole(path, json.dumps(record) + "\n")
-        if (self.against_pure_mcts and result.win_ratio == 1.0
-                and self.pure_playouts < self.max_pure_playouts):
-            # A perfect score says little more; face a stronger pure MCTS, best restarts.
-            self.pure_playouts = min(self.pure_playouts + self.playouts_step, self.max_pure_playouts)
-            self.best_win_ratio = -1.0
+        self.harder_after_perfect(result.win_ratio)
         return result
+
+    def harder_after_perfect(self, win_ratio: float) -> None:
+        """A perfect score says little more: face a stronger opponent (pure MCTS's next
+        ``playouts_step``, the Gomocup brain's next ``gomocup_ladder`` rung); best restarts."""
+        if win_ratio < 1.0:
+            return
+        if self.against_pure_mcts and self.pure_playouts < self.max_pure_playouts:
+            self.pure_playouts = min(self.pure_playouts + self.playouts_step, self.max_pure_playouts)
+        elif self.gomocup and (higher := [n for n in self.gomocup_ladder if n > self.gomocup.max_node]):
+            self.gomocup = dataclasses.replace(self.gomocup, max_node=higher[0])
+        else:
+            return
+        self.best_win_ratio = -1.0
 
     def progress_text(self) -> str:
         """The latest evaluation, for the per-round progress line."""
