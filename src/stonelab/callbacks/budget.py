@@ -17,9 +17,10 @@ and its ``max_steps`` counts optimizer steps, of which one AlphaZero update make
   Supervised runs count steps and epochs with Lightning's ``trainer.max_steps`` / ``max_epochs``.
 
 Whichever limit comes first ends the run. Limits are checked after every update and
-between the rounds that first fill the buffer (`stonelab.callbacks.selfplay`), so a run stops at most one self-play round plus one update past ``max_time`` (the
-round is never cut: its games are the data of the next updates); what comes after
-training may take longer than the reserve when the machine gets slower.
+between the rounds that first fill the buffer (`stonelab.callbacks.selfplay`), so a run
+stops at most one self-play round plus one update past ``max_time`` (the round is never
+cut: its games are the data of the next updates); what comes after training may take
+longer than the reserve when the machine gets slower.
 """
 
 from __future__ import annotations

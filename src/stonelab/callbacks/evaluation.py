@@ -45,8 +45,9 @@ class Evaluation(L.Callback):
     ``opponent_command`` is a GTP engine; on Gomoku (five in a row), ``gomocup`` is an external
     Gomocup brain such as Rapfi (``conf/gomocup/rapfi.yaml``'s settings, e.g. ``{command:
     /path/pbrain-rapfi, max_node: 10}``), from the same random 2-stone openings, its max_node
-    raised to the next of ``gomocup_ladder`` after a perfect score. Logs eval/win_ratio with its 95% Wilson interval, keeps ``best.ckpt`` (best win
-    ratio against the current opponent) and appends every match to
+    raised to the next of ``gomocup_ladder`` after a perfect score. Logs eval/win_ratio with
+    its 95% Wilson interval, keeps ``best.ckpt`` (best win ratio against the current
+    opponent) and appends every match to
     ``evaluations.jsonl`` in the checkpoint folder. With DDP each rank plays its
     share of the games and the results are summed.
 
@@ -111,7 +112,7 @@ class Evaluation(L.Callback):
         self._opponent_net, self._opponent_label = None, None  # loaded in on_fit_start
 
     def _checked_ladder(self, ladder) -> list[int]:
-        """``gomocup_ladder``'s rungs, rising, above the brain's first ``max_node`` ([] : none)."""
+        """``gomocup_ladder``'s max_node rungs, checked to rise ([]: the brain's max_node stays)."""
         rungs = list(ladder or [])
         where = f"callbacks.evaluation.gomocup_ladder={rungs}"
         if rungs and (self.gomocup is None or self.gomocup.max_node is None):
