@@ -66,7 +66,7 @@ class GomocupOpponent:
         return opponent
 
     def check(self, where: str) -> None:
-        whole = _whole_number
+        whole = whole_number
         check([
             (lambda: self.max_node is None or (whole(self.max_node) and self.max_node >= 1),
              f"{where}.max_node={self.max_node!r} must be a whole number >= 1 (or null: the brain's own clock)"),
@@ -121,7 +121,7 @@ class GomocupOpponent:
         return {**self.info, **({"max_node": self.max_node} if self.max_node else {})}
 
 
-def _whole_number(value) -> bool:
+def whole_number(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)  # Hydra reads "true" as a bool
 
 

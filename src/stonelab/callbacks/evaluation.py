@@ -13,7 +13,7 @@ from functools import partial
 import lightning as L
 import numpy as np
 
-from stonelab.arena.gomocup_player import GomocupOpponent, GomocupPlayer, refuse_other_games
+from stonelab.arena.gomocup_player import GomocupOpponent, GomocupPlayer, refuse_other_games, whole_number
 from stonelab.arena.players import NeuralMCTSPlayer, PureMCTSPlayer, play_match, pure_mcts_player
 from stonelab.arena.ratings import MatchResult
 from stonelab.callbacks.logging import log_metrics
@@ -118,7 +118,7 @@ class Evaluation(L.Callback):
         if rungs and (self.gomocup is None or self.gomocup.max_node is None):
             raise ConfigError(f"{where} raises a Gomocup brain's max_node: it needs callbacks.evaluation.gomocup "
                               f"with a max_node to start from")
-        if any(not isinstance(n, int) or isinstance(n, bool) or n < 1 for n in rungs) or rungs != sorted(set(rungs)):
+        if any(not whole_number(n) or n < 1 for n in rungs) or rungs != sorted(set(rungs)):
             raise ConfigError(f"{where} must be rising whole numbers >= 1 (the max_node of each rung)")
         return rungs
 

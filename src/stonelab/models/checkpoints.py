@@ -190,8 +190,9 @@ def warm_start(model, path: str) -> dict:
     another shape naming both configurations; a net of another rule set of the same game
     and board is not (`stonelab.models.identity.net_fit`: a freestyle net starts renju
     self-play). A deeper residual net than the file's (more ``model.net.blocks``) takes the
-    file's blocks first and starts the rest as the identity, so it begins as the file's net. Returns where the weights came from and the
-    modules that start as initialised (``fresh``: e.g. ``aux_heads.ownership``, ``blocks.3``).
+    file's blocks first and starts the rest as the identity, so it begins as the file's net.
+    Returns where the weights came from and the modules that start as initialised
+    (``fresh``: e.g. ``aux_heads.ownership``, ``blocks.3``).
     """
     checkpoint = load_checkpoint_file(path)
     check_identity(checkpoint, net_fit(model.identity()), source=path)
