@@ -149,6 +149,19 @@ def test_the_gate_is_changed_from_the_command_line(compose_eval, compose_config)
     assert gate_with(None, compose_eval("task=gtp_match").gate, "cnn.ckpt") is None
 
 
+def test_the_gomoku_brain_search_is_one_choice_for_engines_and_matches(compose_eval, compose_config):
+    """``search=gomoku_brain`` changes the playouts, c_puct and first-play reduction of an engine
+    and of a match alike, and leaves the rest as the entry point sets it (src/play.py: 8 leaves a call)."""
+    from stonelab.search.mcts import MCTSConfig
+
+    brain = {"playouts": 1600, "c_puct": 2.0, "fpu_reduction": 0.2}
+    play = compose_config("play", ["protocol=gomocup", "search=gomoku_brain"]).search
+    ladder = compose_eval("task=ladder", "search=gomoku_brain").search
+    assert {k: play[k] for k in brain} == {k: ladder[k] for k in brain} == brain
+    assert (play.leaves_per_game, ladder.leaves_per_game) == (8, 1)
+    assert MCTSConfig(**ladder).c_puct == 2.0 and compose_eval("task=ladder").search.c_puct == "auto"
+
+
 def test_readme_eval_commands_parse(repo_root, compose_eval):
     """Every `python src/eval.py ...` line of README.md and docs/*.md composes (tests/test_docs.py: all commands)."""
     import re

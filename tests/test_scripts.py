@@ -4,10 +4,12 @@ says plainly that there is no GPU here, and (with a stand-in python) runs every 
 from __future__ import annotations
 
 import csv
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -320,3 +322,27 @@ def test_blunders_judges_only_the_named_players_own_moves(repo_root, tmp_path):
                         ([journal.parent, other.parent, "--paired"], "from the same openings and colours")):
         done = blunders(*args)
         assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_gomocup_move_seconds_times_a_brain_on_ladder_positions(repo_root, tmp_path):
+    """scripts/gomocup_move_seconds.py: BOARD blocks give the side to move field 1, the brain
+    answers every position with a move, and a file that is not a ladder.json is one line."""
+    sys.path.insert(0, str(repo_root / "scripts"))
+    try:
+        from gomocup_move_seconds import board_block, positions
+    finally:
+        sys.path.remove(str(repo_root / "scripts"))
+    assert board_block(8, [27, 28, 36]) == ["BOARD", "3,3,2", "4,3,1", "4,4,2", "DONE"]  # white to move
+    game = [27, 28, 36, 35, 45, 44, 19, 20]
+    ladder = {"game": "gomoku_8x8_c5", "rungs": [{"game_records": [{"moves": game}, {"moves": game[:6]}]}]}
+    assert positions(ladder, 10) == [(8, game[:4]), (8, game[:6]), (8, game[:4])]
+    (tmp_path / "ladder.json").write_text(json.dumps(ladder))
+    done = subprocess.run(["python", "scripts/gomocup_move_seconds.py", str(tmp_path / "ladder.json"), "--", "protocol=gomocup",
+                           "ckpt_path=models/gomoku8x8c5_alphazero_176min.ckpt", "search.playouts=20"],
+                          cwd=repo_root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "3 positions of" in done.stdout and re.search(r"seconds a move: median [\d.]+, mean [\d.]+, max", done.stdout)
+    (tmp_path / "other.json").write_text('{"rungs": []}')
+    bad = subprocess.run(["python", "scripts/gomocup_move_seconds.py", str(tmp_path / "other.json")], cwd=repo_root,
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "not a ladder.json with game records" in bad.stderr and "Traceback" not in bad.stderr
