@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -81,3 +82,23 @@ def test_cli_names_an_unwritable_run_folder_in_one_line(where, tmp_path, repo_ro
         f"error: the run folder {run} cannot be written: Not a directory; "
         "choose a folder that can be written with hydra.run.dir=... or paths.log_dir=..."]
     assert not (tmp_path / "logs").exists()  # no run folder elsewhere either
+
+
+def test_runs_started_in_the_same_second_get_folders_of_their_own(tmp_path):
+    """Two runs whose time-stamped folder names are the same (started in the same second) each
+    get a folder of their own, and a folder given on the command line is kept as given."""
+    from omegaconf import OmegaConf
+
+    from stonelab.run_folder import claim_time_stamped_folder
+
+    def config(run_dir):
+        return OmegaConf.create({"hydra": {"run": {"dir": run_dir}}})
+
+    stamped = f"{tmp_path}/runs/${{now:%Y-%m-%d_%H-%M-%S}}"
+    first, second = config(stamped), config(stamped)
+    OmegaConf.set_readonly(second, True)  # as Hydra hands it to its callbacks
+    claimed = [claim_time_stamped_folder(first), claim_time_stamped_folder(second)]
+    assert claimed[1] == claimed[0] + "_2" and all(os.path.isdir(folder) for folder in claimed)
+    assert [first.hydra.run.dir, second.hydra.run.dir] == claimed
+    given = config(str(tmp_path / "runs"))  # exists already: going on in it
+    assert claim_time_stamped_folder(given) is None and given.hydra.run.dir == str(tmp_path / "runs")

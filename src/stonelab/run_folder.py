@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import functools
+import itertools
 import logging
 import os
 import sys
@@ -176,6 +177,7 @@ class RunFolderCheck(Callback):
 
     def on_run_start(self, config, **kwargs) -> None:
         self._check(config, "hydra.run.dir", "the run folder")
+        claim_time_stamped_folder(config)
 
     def on_multirun_start(self, config, **kwargs) -> None:
         self._check(config, "hydra.sweep.dir", "the multirun folder")
@@ -193,6 +195,34 @@ class RunFolderCheck(Callback):
         except RunFolderError as exc:
             print(f"error: {exc}", file=sys.stderr)
             raise SystemExit(2) from exc
+
+
+def claim_time_stamped_folder(config) -> str | None:
+    """Make the run's time-stamped folder (``logs/<task>/runs/<date>_<time>``) this run's alone.
+
+    Two runs started in the same second get the same name, and each would write its results
+    into the other's folder (two ladders, one ladder.json: one of them lost). The first to make
+    the folder keeps the name, a later one takes ``<name>_2``, ``_3``, ... (``os.mkdir`` decides
+    atomically). A folder given on the command line (``hydra.run.dir=...``, to go on in it) is
+    left as it is. Returns the folder claimed (None where none was).
+    """
+    from omegaconf import OmegaConf, open_dict, read_write
+
+    given = OmegaConf.to_container(config.hydra.run, resolve=False).get("dir")
+    if not isinstance(given, str) or "${now:" not in given:
+        return None
+    base = str(OmegaConf.select(config, "hydra.run.dir"))
+    os.makedirs(os.path.dirname(os.path.abspath(base)), exist_ok=True)
+    for number in itertools.count(1):
+        folder = base if number == 1 else f"{base}_{number}"
+        try:
+            os.mkdir(folder)
+        except FileExistsError:
+            continue
+        break
+    with read_write(config.hydra.run), open_dict(config.hydra.run):
+        config.hydra.run.dir = folder
+    return folder
 
 
 # What Hydra (and the CSV logger's hyperparameters) write before any training; Hydra's
