@@ -58,7 +58,14 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"{options.ladder}: its game records have no position from the 4th ply on")
     print(f"src/play.py {' '.join(brain)}: {len(chosen)} positions of {options.ladder} ({load()})", flush=True)
     engine = Engine(brain, env=None)
-    engine.gomocup(f"START {chosen[0][0]}")  # loads the model and compiles: not a move
+    try:
+        *_, ready = engine.gomocup(f"START {chosen[0][0]}")  # loads the model and compiles: not a move
+    except BrokenPipeError:
+        ready = ""
+    if ready != "OK":
+        engine.process.wait(timeout=60)
+        said = " / ".join(line for _, line in engine.stderr[-3:]) or "nothing on stderr"
+        sys.exit(f"the brain did not start (START answered {ready!r}): {said}")
     seconds, cpu = [], []
     for size, moves in chosen:
         lines = board_block(size, moves)

@@ -346,3 +346,8 @@ def test_gomocup_move_seconds_times_a_brain_on_ladder_positions(repo_root, tmp_p
     bad = subprocess.run(["python", "scripts/gomocup_move_seconds.py", str(tmp_path / "other.json")], cwd=repo_root,
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "not a ladder.json with game records" in bad.stderr and "Traceback" not in bad.stderr
+    no_brain = subprocess.run(["python", "scripts/gomocup_move_seconds.py", str(tmp_path / "ladder.json"), "--",
+                               "protocol=gomocup", "ckpt_path=no/such.ckpt"], cwd=repo_root, capture_output=True,
+                              text=True, timeout=300)
+    assert no_brain.returncode == 1 and "the brain did not start" in no_brain.stderr
+    assert "Traceback" not in no_brain.stderr
