@@ -1,6 +1,6 @@
 """Seconds a move of a Gomocup brain, as a manager times it, on positions of real games.
 
-    python scripts/gomocup_move_seconds.py LADDER_JSON [--positions 30] -- protocol=gomocup ckpt_path=... [search=gomoku_brain]
+    python scripts/gomocup_move_seconds.py LADDER_JSON [--positions 30] -- protocol=gomocup ckpt_path=... [search.playouts=...]
 
 Starts `src/play.py` with the arguments after ``--`` (a Gomocup brain), then sends it
 positions taken from the game records of a ladder run's ``ladder.json`` (``task=ladder``

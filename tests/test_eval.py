@@ -149,17 +149,40 @@ def test_the_gate_is_changed_from_the_command_line(compose_eval, compose_config)
     assert gate_with(None, compose_eval("task=gtp_match").gate, "cnn.ckpt") is None
 
 
-def test_the_gomoku_brain_search_is_one_choice_for_engines_and_matches(compose_eval, compose_config):
-    """``search=gomoku_brain`` changes the playouts, c_puct and first-play reduction of an engine
-    and of a match alike, and leaves the rest as the entry point sets it (src/play.py: 8 leaves a call)."""
+def test_a_gomoku_brain_searches_as_the_brain_preset_unless_told_otherwise(compose_eval, compose_config):
+    """The Gomocup brain (src/play.py protocol=gomocup) and the ladder against Rapfi search as
+    conf/search/gomoku_brain.yaml by default, src/play.py with its 8 leaves a call; ``search=mcts``
+    gives self-play's search back; Go's engines and task=match keep self-play's."""
     from stonelab.search.mcts import MCTSConfig
 
     brain = {"playouts": 1600, "c_puct": 2.0, "fpu_reduction": 0.2}
-    play = compose_config("play", ["protocol=gomocup", "search=gomoku_brain"]).search
-    ladder = compose_eval("task=ladder", "search=gomoku_brain").search
+    play = compose_config("play", ["protocol=gomocup"]).search
+    ladder = compose_eval("task=ladder").search
     assert {k: play[k] for k in brain} == {k: ladder[k] for k in brain} == brain
     assert (play.leaves_per_game, ladder.leaves_per_game) == (8, 1)
-    assert MCTSConfig(**ladder).c_puct == 2.0 and compose_eval("task=ladder").search.c_puct == "auto"
+    assert MCTSConfig(**ladder).c_puct == 2.0
+    self_play = {"playouts": 400, "c_puct": "auto", "fpu_reduction": "auto"}
+    for search in (compose_config("play", ["protocol=gomocup", "search=mcts"]).search,
+                   compose_config("play", ["search=mcts", "protocol=gomocup"]).search,
+                   compose_eval("task=ladder", "search=mcts").search,
+                   compose_config("play", []).search, compose_config("play", ["protocol=analysis"]).search,
+                   compose_eval("task=match").search):
+        assert {k: search[k] for k in self_play} == self_play
+    assert compose_config("play", ["protocol=gomocup", "search.playouts=50"]).search.playouts == 50
+
+
+def test_the_published_net_searches_as_its_own_player_whatever_ours(compose_eval):
+    """AlphaZero_Gomoku's net as task=match's opponent keeps its player's c_puct 5, Q = 0 for
+    unvisited moves and fresh trees, also when ours is the brain's search; another checkpoint
+    searches as ours, at opponent_playouts."""
+    from stonelab.eval_tasks.match import net_opponent_search
+    from stonelab.search.mcts import MCTSConfig
+
+    ours = MCTSConfig(playouts=1600, c_puct=2.0, fpu_reduction=0.2)
+    published = net_opponent_search(ours, 400, "alphazero_gomoku:best_policy_8_8_5.model")
+    assert (published.playouts, published.c_puct, published.fpu_reduction, published.reuse_tree) == (400, 5.0, None, False)
+    assert net_opponent_search(ours, None, "models/other.ckpt") == ours
+    assert net_opponent_search(ours, 100, "models/other.ckpt").playouts == 100
 
 
 def test_readme_eval_commands_parse(repo_root, compose_eval):

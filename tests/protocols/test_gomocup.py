@@ -339,7 +339,8 @@ def test_play_py_refuses_a_go_checkpoint_and_an_unknown_protocol(tmp_path, repo_
                           (["protocol=gtp", f"ckpt_path={az}"],
                            f"protocol=gtp does not serve {az}: it holds an alphazero Gomoku model "
                            "(6x6, 4 in a row); serve it with protocol=gomocup"),
-                          (["protocol=ugi", f"ckpt_path={go}"], "choose gtp (Go models) or gomocup")):
+                          (["protocol=ugi", f"ckpt_path={go}"],
+                           "protocol=ugi: no such option of group protocol (choose analysis, gomocup, gtp)")):
         proc = subprocess.run([sys.executable, "src/play.py", *args], cwd=repo_root, text=True,
                               capture_output=True, timeout=300, input="")
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr

@@ -20,7 +20,7 @@ from stonelab.games import registry
 from stonelab.games.gomoku.rules import rule_code
 from stonelab.models import checkpoints
 from stonelab.models.alphazero import net_evaluator
-from stonelab.search.mcts import MCTSConfig
+from stonelab.search.mcts import ALPHAZERO_C_PUCT, MCTSConfig
 from stonelab.utils.device import resolve_device
 from stonelab.utils.threads import set_threads
 
@@ -53,11 +53,8 @@ def run(cfg: DictConfig) -> dict:
             raise ConfigError(f"opponent={cfg.opponent}: no such file, and not an opponent of {spec.title} "
                               f"({named}); give one of those or a checkpoint's path")
         net, opponent_name = checkpoints.load_opponent(str(cfg.opponent), loaded.identity)
-        opponent_search = replace(search, playouts=opponent_playouts or search.playouts)
-        if opponent_name.startswith("alphazero_gomoku:"):
-            # its own player (human_play.py): c_puct 5, a fresh tree every move
-            opponent_search = replace(opponent_search, c_puct=5.0, reuse_tree=False)
-        opponent = NeuralMCTSPlayer(game, net_evaluator(net, device), opponent_search, name="opponent")
+        opponent = NeuralMCTSPlayer(game, net_evaluator(net, device),
+                                    net_opponent_search(search, opponent_playouts, opponent_name), name="opponent")
     opening = opening_moves(cfg, game)
     start = time.perf_counter()
     games: list[dict] = []
@@ -139,6 +136,16 @@ def opening_moves(cfg: DictConfig, game) -> int:
     if not isinstance(opening, int) or not 0 <= opening <= longest:
         raise ConfigError(f"opening_moves={opening} must be an integer from 0 to {longest}")
     return opening
+
+
+def net_opponent_search(search: MCTSConfig, playouts: int | None, opponent_name: str) -> MCTSConfig:
+    """A net opponent's search: ours at ``playouts`` (None: ours). AlphaZero_Gomoku's published net
+    searches as its own player does (human_play.py), whatever ours: c_puct 5, unvisited moves at
+    Q = 0, a fresh tree every move."""
+    own = replace(search, playouts=playouts or search.playouts)
+    if opponent_name.startswith("alphazero_gomoku:"):
+        return replace(own, c_puct=ALPHAZERO_C_PUCT, fpu_reduction=None, reuse_tree=False)
+    return own
 
 
 def opponent_playouts_of(cfg: DictConfig, opponent) -> int | None:
