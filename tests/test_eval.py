@@ -346,8 +346,14 @@ def test_match_and_ladder_against_a_gomocup_brain(fifteen_ckpt, tmp_path, compos
     assert written["opponent"] == "fake" and [r["budget"] for r in written["rungs"]] in ([1], [1, 100])
     assert all(len(r["game_records"]) == 2 and r["ci_low"] <= r["win_ratio"] <= r["ci_high"] for r in written["rungs"])
     assert all(r["player_seconds_per_move"] > 0 and r["opponent_seconds_per_move"] > 0 for r in written["rungs"])
+    for rung in written["rungs"]:  # each colour's score, counted from the game records
+        for side, colour in (("black", 1), ("white", -1)):
+            mine = [g["result"] for g in rung["game_records"] if g["player_colour"] == colour]
+            assert (rung[side]["games"], rung[side]["wins"]) == (len(mine), mine.count(1)) == (1, rung[side]["wins"])
     printed = capsys.readouterr().out
+    first = written["rungs"][0]
     assert ladder["even"]["text"] in printed and "max_node 1 thinking: " in printed
+    assert f"as black {first['black']['wins']}/1, as white {first['white']['wins']}/1" in printed
 
 
 def test_rule_plays_a_freestyle_model_under_renju_and_tells_the_brain(fifteen_ckpt, tmp_path, compose_eval):

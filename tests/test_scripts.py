@@ -351,3 +351,25 @@ def test_gomocup_move_seconds_times_a_brain_on_ladder_positions(repo_root, tmp_p
                               text=True, timeout=300)
     assert no_brain.returncode == 1 and "the brain did not start" in no_brain.stderr
     assert "Traceback" not in no_brain.stderr
+
+
+def test_ladder_losses_finds_where_the_winner_had_a_forced_win(repo_root, tmp_path):
+    """scripts/ladder_losses.py: each colour's score, and for a lost game the first ply at which
+    the winner had a win by continuous threats (here an open three, then an open four: none
+    while it had two stones, found once the three stood); a file that is not a ladder.json is one line."""
+    point = lambda row, column: row * 15 + column  # noqa: E731
+    moves = [point(7, 5), point(0, 0), point(7, 6), point(0, 2), point(7, 7), point(0, 4), point(7, 8),
+             point(7, 9), point(7, 4)]
+    ladder = {"game": "gomoku_15x15_c5", "rungs": [{"budget": 100, "game_records": [
+        {"player_colour": -1, "result": -1, "moves": moves}, {"player_colour": 1, "result": 1, "moves": moves}]}]}
+    (tmp_path / "ladder.json").write_text(json.dumps(ladder))
+    done = subprocess.run(["python", "scripts/ladder_losses.py", str(tmp_path / "ladder.json")], cwd=repo_root,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "max_node 100: as black 1/1, as white 0/1",
+        "  game 0: ours white, lost in 9 plies; its win by continuous threats from ply 6, 3 plies before the end"]
+    (tmp_path / "other.json").write_text('{"game": "gomoku_15x15_c5"}')
+    bad = subprocess.run(["python", "scripts/ladder_losses.py", str(tmp_path / "other.json")], cwd=repo_root,
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "not a ladder.json with game records" in bad.stderr and "Traceback" not in bad.stderr

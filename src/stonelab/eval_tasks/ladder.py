@@ -15,7 +15,7 @@ from stonelab.arena.ladder import climb, even_budget
 from stonelab.arena.players import play_match, seconds_per_move
 from stonelab.errors import ConfigError
 from stonelab.eval_tasks import require_checkpoint, write_result
-from stonelab.eval_tasks.match import opening_moves, searching_player, thinking_text
+from stonelab.eval_tasks.match import by_colour, opening_moves, searching_player, thinking_text
 
 
 def run(cfg: DictConfig) -> dict:
@@ -37,7 +37,9 @@ def run(cfg: DictConfig) -> dict:
         with GomocupPlayer(game, brain.with_max_node(budget), cfg.paths.output_dir) as opponent:
             result = play_match(game, player, opponent, cfg.games, opening_moves=opening, seed=cfg.seed,
                                 games_out=records.setdefault(budget, []), clock_out=clocks.setdefault(budget, {}))
-        print(f"max_node {budget} thinking: {thinking_text(seconds_per_move(clocks[budget]), cfg.games)}")
+        colours = by_colour(records[budget])
+        print(f"max_node {budget} thinking: {thinking_text(seconds_per_move(clocks[budget]), cfg.games)}; "
+              + ", ".join(f"as {side} {c['wins']}/{c['games']}" for side, c in colours.items()))
         return result
 
     print(f"{path} ({player.config.playouts} playouts) vs {brain.title}, {cfg.games} games a rung:")
@@ -48,7 +50,8 @@ def run(cfg: DictConfig) -> dict:
            "playouts": player.config.playouts, "games_per_rung": cfg.games, "opening_moves": opening,
            "budgets": budgets, "even_budget": even["budget"],
            "even": even, "seconds": round(time.perf_counter() - start, 1),
-           "rungs": [{**r.as_dict(), **seconds_per_move(clocks[r.budget]), "game_records": records[r.budget]}
+           "rungs": [{**r.as_dict(), **seconds_per_move(clocks[r.budget]), **by_colour(records[r.budget]),
+                      "game_records": records[r.budget]}
                      for r in rungs]}
     write_result(cfg, "ladder.json", out)
     return out
