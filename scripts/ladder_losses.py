@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from stonelab.eval_tasks.match import by_colour, colour_text
 from stonelab.games.gomoku import threats
 
 MAX_FOURS = 12
@@ -54,10 +55,9 @@ def report(ladder: dict, max_threats: int) -> list[str]:
     lines = []
     for rung in ladder["rungs"]:
         games = rung["game_records"]
-        score = {c: [sum(g["result"] == 1 for g in games if g["player_colour"] == c),
-                     sum(g["player_colour"] == c for g in games)] for c in (1, -1)}
-        lines.append(f"max_node {rung['budget']}: as black {score[1][0]}/{score[1][1]}, "
-                     f"as white {score[-1][0]}/{score[-1][1]}")
+        colours = by_colour(games)
+        lines.append(f"max_node {rung['budget']}: "
+                     + colour_text(colours))
         for number, game in enumerate(games):
             if game["result"] != -1:
                 continue

@@ -15,7 +15,7 @@ from stonelab.arena.ladder import climb, even_budget
 from stonelab.arena.players import play_match, seconds_per_move
 from stonelab.errors import ConfigError
 from stonelab.eval_tasks import require_checkpoint, write_result
-from stonelab.eval_tasks.match import by_colour, opening_moves, searching_player, thinking_text
+from stonelab.eval_tasks.match import by_colour, colour_text, opening_moves, searching_player, thinking_text
 
 
 def run(cfg: DictConfig) -> dict:
@@ -39,7 +39,7 @@ def run(cfg: DictConfig) -> dict:
                                 games_out=records.setdefault(budget, []), clock_out=clocks.setdefault(budget, {}))
         colours = by_colour(records[budget])
         print(f"max_node {budget} thinking: {thinking_text(seconds_per_move(clocks[budget]), cfg.games)}; "
-              + ", ".join(f"as {side} {c['wins']}/{c['games']}" for side, c in colours.items()))
+              + colour_text(colours))
         return result
 
     print(f"{path} ({player.config.playouts} playouts) vs {brain.title}, {cfg.games} games a rung:")

@@ -79,8 +79,7 @@ def run(cfg: DictConfig) -> dict:
     searched = ("its own search" if gomocup is not None or getattr(opponent, "searches_itself", False)
                 else "no search" if opponent_playouts is None else f"{opponent_playouts} playouts")
     print(f"{path} ({search.playouts} playouts) vs {opponent_name} ({searched}): {result}; "
-          f"as black {out['black']['wins']}/{out['black']['games']}, as white {out['white']['wins']}/"
-          f"{out['white']['games']}, median {out['median_plies']:g} plies; {thinking_text(out, result.games)}")
+          f"{colour_text(out)}, median {out['median_plies']:g} plies; {thinking_text(out, result.games)}")
     write_result(cfg, "match.json", out)
     return out
 
@@ -154,6 +153,11 @@ def opponent_playouts_of(cfg: DictConfig, opponent) -> int | None:
         return cfg.pure_playouts
     config = getattr(opponent, "config", None)
     return None if config is None else config.playouts
+
+
+def colour_text(colours: dict) -> str:
+    """``by_colour``'s wins as one phrase: "as black 3/5, as white 1/5"."""
+    return ", ".join(f"as {side} {colours[side]['wins']}/{colours[side]['games']}" for side in ("black", "white"))
 
 
 def by_colour(games: list[dict]) -> dict:
