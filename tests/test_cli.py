@@ -80,4 +80,4 @@ def test_train_help_lists_trains_groups_only(run_entry_point):
 
 def test_eval_and_play_help_list_their_own_groups(run_entry_point):
     assert set(group_lines(run_entry_point("eval", "task=predict", "--help").stdout)) == {"paths", "task"}
-    assert set(group_lines(run_entry_point("play", "--help").stdout)) == {"go", "pruning", "search"}
+    assert set(group_lines(run_entry_point("play", "--help").stdout)) == {"go", "protocol", "pruning", "search"}
