@@ -22,10 +22,16 @@ from pathlib import Path
 from first_move_latency import Engine, load  # scripts/ is on the path when a script runs
 
 
+def board_of(ladder: dict) -> tuple[int, int]:
+    """(size, win length) of the ladder's game name, e.g. gomoku_15x15_c5."""
+    parts = ladder["game"].split("_")
+    return int(parts[1].split("x")[0]), int(parts[2].lstrip("c"))
+
+
 def positions(ladder: dict, count: int) -> list[tuple[int, list[int]]]:
     """(board size, moves so far) for ``count`` positions spread over the ladder's game records:
     every game's positions from its 4th ply on, every other ply, in turn across games."""
-    size = int(ladder["game"].split("_")[1].split("x")[0])  # gomoku_15x15_c5
+    size, _ = board_of(ladder)
     records = [r["moves"] for rung in ladder["rungs"] for r in rung["game_records"]]
     spread = [(size, moves[:ply]) for moves in records for ply in range(4, len(moves), 2)]
     step = max(1, len(spread) // count)

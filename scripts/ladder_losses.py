@@ -20,18 +20,13 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from gomocup_move_seconds import board_of  # scripts/ is on the path when a script runs
 
 from stonelab.eval_tasks.match import by_colour, colour_text
 from stonelab.games.gomoku import threats
 
 MAX_FOURS = 12
 BUDGET = 200_000  # fours and threats tried by one search: about the root search's, for one question
-
-
-def board_of(ladder: dict) -> tuple[int, int]:
-    """(size, win length) of the ladder's game name, e.g. gomoku_15x15_c5."""
-    parts = ladder["game"].split("_")
-    return int(parts[1].split("x")[0]), int(parts[2].lstrip("c"))
 
 
 def first_winning_threats(size: int, k: int, moves: list[int], winner: int, max_threats: int) -> int | None:
