@@ -30,10 +30,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from stonelab.data.sgf import GameRecord, load_games, result_score
+from stonelab.data.sgf import counted_even_games, result_score
 from stonelab.errors import StonelabError
-from stonelab.games.go.rules import EMPTY, GoRules, GoState, tromp_taylor_owner
+from stonelab.games.go.rules import EMPTY, GoState, tromp_taylor_owner
 from stonelab.models.inference import MovePredictor
+from stonelab.models.score_offset import positions
 
 BUCKETS = (0, 50, 100, 150, 200, 250)  # move-number buckets: [0, 50), [50, 100), ..., [250, end]
 
@@ -58,34 +59,6 @@ class Bucket:
         self.errors.append(lead - margin)
         self.owned_right += int(np.sign(owned) == np.sign(margin))
         self.owned_abs_error += abs(owned - margin)
-
-
-def counted_games(games_dir: str, limit: int, n: int = 19) -> list[GameRecord]:
-    """The first ``limit`` even n x n games of ``games_dir`` whose result is a counted margin."""
-    games = []
-    for game in load_games([games_dir]).games:
-        margin = result_score(game.result)
-        if game.board_size == n and game.handicap == 0 and not np.isnan(margin) and margin != 0:
-            games.append(game)
-        if len(games) == limit:
-            break
-    return games
-
-
-def positions(game: GameRecord, every: int) -> list[GoState]:
-    """The game's position every ``every`` moves, and its final position, in move order.
-    Keep ``every`` odd: both colours then get turns to move (an even one measures only the
-    positions with the first player to move)."""
-    rules = GoRules(game.board_size, komi=game.komi, superko=False)
-    state = rules.new_state().setup(game.setup_black, game.setup_white)
-    state.to_play = game.first_player
-    out = [state.copy()]
-    for i, (colour, point) in enumerate(game.moves, 1):
-        state.to_play = colour
-        state.play(point)
-        if i % every == 0 or i == len(game.moves):
-            out.append(state.copy())
-    return out
 
 
 def black_view(predictor: MovePredictor, states: list[GoState]) -> tuple[np.ndarray, np.ndarray, list]:
@@ -179,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         predictor = MovePredictor.from_checkpoint(args.ckpt).for_board(args.board_size)
-        games = counted_games(args.games_dir, args.games, args.board_size)
+        games = counted_even_games([args.games_dir], args.board_size)[:args.games]
         if not games:
             raise StonelabError(f"{args.games_dir}: no counted even {args.board_size}x{args.board_size} game")
         gnugo = None

@@ -13,6 +13,7 @@ import pytest
 
 from stonelab.data.sgf import (
     SKIP_REASONS,
+    counted_even_games,
     first_illegal_move,
     game_sgf,
     iter_files,
@@ -153,6 +154,21 @@ def test_result_score_is_the_counted_margin_or_nothing(result, score):
 )
 def test_komi(km, komi):
     assert one(b"(;SZ[19]" + km + b";B[pd])").komi == komi
+
+
+def test_counted_even_games_are_the_even_games_with_a_counted_margin(tmp_path):
+    games = {
+        "counted.sgf": b"(;GM[1]SZ[19]KM[6.5]RE[B+3.5];B[pd];W[dd])",
+        "resigned.sgf": b"(;GM[1]SZ[19]KM[6.5]RE[W+R];B[pd];W[dd])",
+        "draw.sgf": b"(;GM[1]SZ[19]KM[6]RE[0];B[pd];W[dd])",
+        "handicap.sgf": b"(;GM[1]SZ[19]HA[2]KM[0.5]AB[pd][dp]RE[W+10.5];W[dd])",
+        "small.sgf": b"(;GM[1]SZ[9]KM[7]RE[W+2];B[ee])",
+        "white.sgf": b"(;GM[1]SZ[19]KM[6.5]RE[W+12];B[pd];W[dd])",
+    }
+    for name, data in games.items():
+        (tmp_path / name).write_bytes(data)
+    found = counted_even_games([str(tmp_path)])
+    assert sorted(result_score(g.result) for g in found) == [-12.0, 3.5]
 
 
 def test_a_collection_gives_every_game_even_with_escaped_brackets():

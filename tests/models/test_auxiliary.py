@@ -80,6 +80,31 @@ def test_the_value_moves_with_komi_by_its_learned_slope():
     assert out.value[1] > out.value[0]  # more komi: white's win rate rises
 
 
+@pytest.mark.parametrize("make", [lambda: resnet(aux_heads=True),
+                                  lambda: MaddisonNet(36, 9, depth=3, filters=8, value_head=True, aux_heads=True)])
+def test_blacks_edge_moves_blacks_score_and_value_up_and_whites_down_exactly(make):
+    net = make().eval()
+    planes = (torch.rand(2, 36, 9, 9) < 0.2).float()
+    to_play, komi = torch.tensor([1, -1]), torch.tensor([6.5, 6.5])
+    with torch.no_grad():
+        before = net(planes, to_play, komi=komi)
+        net.aux_heads.black_edge.edge.fill_(3.0)
+        net.value_head.black_edge.edge.fill_(0.25)
+        after = net(planes, to_play, komi=komi)
+    torch.testing.assert_close(after.score_lead - before.score_lead, torch.tensor([3.0, -3.0]))
+    torch.testing.assert_close(after.value_logit - before.value_logit, torch.tensor([0.25, -0.25]))
+    assert not any("edge" in name for name, _ in net.named_parameters())  # measured, never trained
+
+
+def test_a_file_from_before_blacks_edge_loads_with_none():
+    net = resnet(aux_heads=True)
+    old = {k: v for k, v in net.state_dict().items() if "black_edge" not in k}
+    fresh = resnet(aux_heads=True)
+    fresh.aux_heads.black_edge.edge.fill_(5.0)
+    fresh.load_state_dict(old)  # strict: the missing edges are the file's 0, not an error
+    assert fresh.aux_heads.black_edge.edge.item() == 0.0 and fresh.value_head.black_edge.edge.item() == 0.0
+
+
 def test_a_net_without_aux_heads_ignores_komi_and_has_no_score():
     net = resnet().eval()
     planes = torch.rand(1, 36, 9, 9)

@@ -615,6 +615,13 @@ def even_games(paths, board_size: int = 19, min_moves: int = 0) -> list[GameReco
             if g.board_size == board_size and g.handicap == 0 and len(g.moves) >= min_moves]
 
 
+def counted_even_games(paths, board_size: int = 19) -> list[GameRecord]:
+    """The `even_games` under ``paths`` whose result is a counted margin (``RE[B+12.5]``: not
+    resigned, timed out or a draw), in file order: the games a score is measured against."""
+    return [g for g in even_games(paths, board_size)
+            if not np.isnan(margin := result_score(g.result)) and margin != 0]
+
+
 # ---------------------------------------------------------------------------------------
 # Legality: one small function, so a faster (jitted) replay can replace it in one place.
 

@@ -18,6 +18,11 @@ layer and gives one logit of "the side to move wins" (`GoModelOutput.value_logit
 Auxiliary heads (``aux_heads=True``, KataGo's auxiliary targets, not in the paper):
 `AuxHeads` adds an ownership map and a final score (mean and spread), and the game's
 komi reaches the value and the score (`komi_for_mover`).
+
+Black's edge (`BlackEdge`, both heads): a constant that the value logit and the score
+give Black beyond the trunk's reading, 0 until `stonelab.models.score_offset` measures it
+on held-out games. Why: in the KGS archives the weaker player takes Black, so a net
+trained on them calls Black behind in a game between equals.
 """
 
 from __future__ import annotations
@@ -49,6 +54,24 @@ def komi_for_mover(komi: torch.Tensor | None, to_play: torch.Tensor, dtype: torc
     return ((komi.to(dtype) - REFERENCE_KOMI) * -to_play.to(dtype)).unsqueeze(1)
 
 
+class BlackEdge(nn.Module):
+    """``edge * to_play``: what Black gets (and White gives up) beyond the net's reading, in
+    the head's own unit (a logit for the value, points for the score). A buffer, not a
+    weight: training never moves it; it is measured on games the net never saw and written
+    by `stonelab.models.score_offset`. Files written before it existed load with 0."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("edge", torch.zeros(()))
+
+    def forward(self, to_play: torch.Tensor) -> torch.Tensor:
+        return self.edge * to_play.to(self.edge.dtype)
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        state_dict.setdefault(prefix + "edge", torch.zeros(()))  # a file from before the edge existed
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
+
 class ValueHead(nn.Module):
     """hidden [B, F, n, n] (the trunk's last hidden layer), to_play [B] -> value logit [B].
 
@@ -73,11 +96,12 @@ class ValueHead(nn.Module):
         # is not the whole story), and is learned from games given a random komi
         # (data.komi_augment).
         self.komi_slope = nn.Parameter(torch.tensor(0.0)) if komi else None
+        self.black_edge = BlackEdge()  # logits
 
     def forward(self, hidden: torch.Tensor, to_play: torch.Tensor, komi: torch.Tensor | None = None) -> torch.Tensor:
         pooled = F.relu(self.conv(hidden)).mean(dim=(2, 3))
         colour = to_play.to(pooled.dtype).unsqueeze(1)
-        logit = self.mlp(torch.cat([pooled, colour], dim=1)).squeeze(1)
+        logit = self.mlp(torch.cat([pooled, colour], dim=1)).squeeze(1) + self.black_edge(to_play).to(pooled.dtype)
         if self.komi_slope is None:
             return logit
         return logit + self.komi_slope * komi_for_mover(komi, to_play, pooled.dtype).squeeze(1)
@@ -101,6 +125,7 @@ class AuxHeads(nn.Module):
         self.ownership = nn.Conv2d(filters, 1, kernel_size=1)
         self.conv = nn.Conv2d(filters, channels, kernel_size=1)
         self.mlp = nn.Sequential(nn.Linear(2 * channels + 1, hidden), nn.ReLU(), nn.Linear(hidden, 2))
+        self.black_edge = BlackEdge()  # points
 
     def forward(self, hidden: torch.Tensor, to_play: torch.Tensor, komi: torch.Tensor | None):
         ownership_logits = self.ownership(hidden).squeeze(1)
@@ -108,7 +133,7 @@ class AuxHeads(nn.Module):
         pooled = torch.cat([features.mean(dim=(2, 3)), features.amax(dim=(2, 3)),
                             to_play.to(features.dtype).unsqueeze(1)], dim=1)
         score_lead, score_stdev = score_outputs(self.mlp(pooled), to_play, komi)
-        return ownership_logits, score_lead, score_stdev
+        return ownership_logits, score_lead + self.black_edge(to_play), score_stdev
 
 
 def score_outputs(raw: torch.Tensor, to_play: torch.Tensor,
