@@ -1,10 +1,9 @@
 """python -m stonelab.models.score_offset: the score head's favour to the side to move, and the
 heads' disfavour to Black, taken out."""
 
+import numpy as np
 import pytest
 import torch
-
-import numpy as np
 
 from stonelab.models.score_offset import (
     OFFSET_KEY,
