@@ -373,3 +373,20 @@ def test_ladder_losses_finds_where_the_winner_had_a_forced_win(repo_root, tmp_pa
     bad = subprocess.run(["python", "scripts/ladder_losses.py", str(tmp_path / "other.json")], cwd=repo_root,
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "not a ladder.json with game records" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_colour_strength_reports_blacks_results_per_komi(tmp_path, repo_root):
+    games = {"a.sgf": b"(;GM[1]SZ[19]KM[6.5]BR[2d]WR[3d]RE[W+4.5];B[pd];W[dd])",
+             "b.sgf": b"(;GM[1]SZ[19]KM[6.5]BR[5d]WR[5d]RE[B+1.5];B[pd];W[dd])",
+             "c.sgf": b"(;GM[1]SZ[19]KM[0.5]BR[1d]WR[4d]RE[W+R];B[pd];W[dd])"}
+    for name, data in games.items():
+        (tmp_path / name).write_bytes(data)
+    script = [sys.executable, str(repo_root / "scripts" / "colour_strength.py")]
+    proc = subprocess.run([*script, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    row = proc.stdout.splitlines()[1].split()  # komi 6.5: the resigned 0.5-komi game is not counted
+    assert row == ["6.5", "2", "-1.50", "0.500", "-0.50"], proc.stdout
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    bad = subprocess.run([*script, str(empty)], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: no counted even 19x19 game")
