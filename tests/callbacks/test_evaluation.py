@@ -114,6 +114,7 @@ def test_a_go_run_is_evaluated_against_a_gtp_engine_in_run(tmp_path, compose_tra
     (first, *_) = result["evaluations"]
     assert first["opponent"] == f"gtp:{command}" and first["opponent_playouts"] is None
     assert first["wins"] + first["draws"] + first["losses"] == 2
+    assert (tmp_path / "gomocup_brain" / "gomocup_brain.stderr").is_file()  # the brain's stderr stays with the run
 
 
 def test_a_gtp_opponent_is_refused_for_gomoku(tmp_path, compose_train):

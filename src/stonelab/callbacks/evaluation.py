@@ -6,7 +6,6 @@ import dataclasses
 import json
 import logging
 import os
-import tempfile
 import time
 from functools import partial
 
@@ -353,6 +352,14 @@ class Evaluation(L.Callback):
             self._evaluators[which] = cached
         return cached
 
+    def _brain_folder(self, trainer) -> str:
+        """The Gomocup brain's INFO folder and stderr: inside the run, beside its checkpoints,
+        so that what the brain said stays with the run that heard it."""
+        root = os.path.dirname(self.dirpath) if self.dirpath else trainer.default_root_dir
+        folder = os.path.join(root, "gomocup_brain")
+        os.makedirs(folder, exist_ok=True)
+        return folder
+
     def _opponent(self, trainer, module, stop):
         seed = self.seed * 7919 + module.rounds
         if self.opponent_checkpoint:
@@ -360,7 +367,7 @@ class Evaluation(L.Callback):
             return NeuralMCTSPlayer(module.game, evaluate, self.opponent_search(), name="opponent")
         if self.gomocup:
             if self._gomocup_folder is None:
-                self._gomocup_folder = tempfile.mkdtemp(prefix="stonelab_gomocup_")
+                self._gomocup_folder = self._brain_folder(trainer)
             return _StopBetweenGames(GomocupPlayer(module.game, self.gomocup, self._gomocup_folder), stop)
         pure = pure_mcts_player(module.game, self.pure_playouts, self.search.c_puct, seed=seed)
         # Gomoku's pure MCTS searches one game at a time; Go's is the batched search over all games
