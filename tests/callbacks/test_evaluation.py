@@ -114,7 +114,6 @@ def test_a_go_run_is_evaluated_against_a_gtp_engine_in_run(tmp_path, compose_tra
     (first, *_) = result["evaluations"]
     assert first["opponent"] == f"gtp:{command}" and first["opponent_playouts"] is None
     assert first["wins"] + first["draws"] + first["losses"] == 2
-    assert (tmp_path / "gomocup_brain" / "gomocup_brain.stderr").is_file()  # the brain's stderr stays with the run
 
 
 def test_a_gtp_opponent_is_refused_for_gomoku(tmp_path, compose_train):
@@ -141,6 +140,7 @@ def test_a_gomoku_run_is_evaluated_against_a_gomocup_brain_in_run(tmp_path, comp
     (first, *_) = result["evaluations"]
     assert first["opponent"] == "gomocup:fake max_node 3" and first["opponent_playouts"] is None
     assert first["wins"] + first["draws"] + first["losses"] == 2
+    assert (tmp_path / "gomocup_brain" / "gomocup_brain.stderr").is_file()  # the brain's stderr stays with the run
 
 
 def test_a_perfect_score_raises_the_gomocup_brain_to_its_next_rung_and_a_resume_keeps_it():

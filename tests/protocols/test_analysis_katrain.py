@@ -129,7 +129,9 @@ def test_stdin_is_read_as_bytes_and_a_warm_start_says_nothing_of_compiling(tmp_p
 os.environ.setdefault("KIVY_NO_ARGS", "1")        # kivy must not read pytest's arguments
 os.environ.setdefault("KIVY_NO_CONSOLELOG", "1")
 os.environ.setdefault("KIVY_NO_FILELOG", "1")
-os.environ.setdefault("KIVY_HOME", tempfile.mkdtemp(prefix="kivy-home-"))
+if "KIVY_HOME" not in os.environ:                 # kivy writes its config here: a folder removed at exit
+    _kivy_home = tempfile.TemporaryDirectory(prefix="kivy-home-")
+    os.environ["KIVY_HOME"] = _kivy_home.name
 
 
 class FakeKaTrain:
