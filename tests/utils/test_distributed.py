@@ -40,7 +40,9 @@ if rank == 1:
     time.sleep(2.0)  # still at work (a round) while rank 0 waits in the sum below
 votes = sum_over_ranks(trainer, [len(received) > 0, 1])
 print(json.dumps({"votes": votes, "received": received}), flush=True)
-dist.destroy_process_group()
+# Leave without tearing gloo down: what is checked is printed, and a teardown race in
+# torch's gloo threads at interpreter exit (std::terminate, SIGABRT) once failed this test.
+os._exit(0)
 """
 
 
