@@ -193,6 +193,9 @@ def test_precision_suite_times_fp32_beside_bf16(capsys, cpu_bf16):
     assert out["seconds_per_update_fp32"] > 0 and out["seconds_per_update_bf16"] > 0
     assert out["bf16_speedup"] == out["seconds_per_update_fp32"] / out["seconds_per_update_bf16"]
     assert set(out["cpu_bf16_flags"]) <= {"avx512_bf16", "amx_bf16"} and out["device"] == "cpu"
+    assert out["net"] == "resnet 3 blocks x 64, value head"
+    assert bench.main(["precision", "--json", "--steps", "1", "--batch-size", "2", "--threads", "1", "--blocks", "2"]) == 0
+    assert json.loads(capsys.readouterr().out)["net"] == "resnet 2 blocks x 64, value head"
 
 
 def test_vit_suite_times_the_encoder_whole_beside_in_slices(capsys):

@@ -41,7 +41,8 @@ Suites:
            GNU Go level 10's and Pachi 5,000 playouts' seconds per move when installed
            (/usr/games/gnugo, tools/pachi/pachi from scripts/build_pachi.sh).
   precision  Go training updates of `experiment=kgs_cpu_resnet`'s net (3 residual
-           blocks x 64, value head; `--batch-size` positions, default 128) in float32
+           blocks x 64, value head; `--blocks 6` for `experiment=kgs_resnet6x64_pieces`;
+           `--batch-size` positions, default 128) in float32
            and under bfloat16 autocast, side by side on the same batch and `--threads`
            torch threads (`--device cuda` for a GPU): seconds per update of each and
            their ratio, beside whether the CPU has AVX-512 BF16 or AMX (without them,
@@ -644,7 +645,7 @@ def _update_seconds(net, batch, passes: int, threads: int, repeats: int) -> floa
         torch.set_num_threads(before)
 
 
-def _resnet_update_seconds(batch_size: int, device: str, bf16: bool, repeats: int) -> float:
+def _resnet_update_seconds(batch_size: int, device: str, bf16: bool, repeats: int, blocks: int = 3) -> float:
     """Seconds per training update (forward, policy + value loss, backward, AdamW) of the
     CPU recipe's residual net on a seeded random batch, float32 or under bf16 autocast."""
     import contextlib
@@ -655,7 +656,7 @@ def _resnet_update_seconds(batch_size: int, device: str, bf16: bool, repeats: in
     from stonelab.models.nets.resnet import ResidualNet
 
     torch.manual_seed(0)
-    net = ResidualNet(36, 19, blocks=3, filters=64, value_head=True).to(device)
+    net = ResidualNet(36, 19, blocks=blocks, filters=64, value_head=True).to(device)
     opt = torch.optim.AdamW(net.parameters(), lr=1e-3)
     planes = (torch.rand(batch_size, 36, 19, 19, device=device) < 0.2).float()
     to_play = torch.ones(batch_size, device=device)
@@ -682,9 +683,9 @@ def suite_precision(args) -> dict:
 
     torch.set_num_threads(args.threads)
     device, batch_size, repeats = bench_device(args.device), args.batch_size or 128, args.steps
-    fp32 = _resnet_update_seconds(batch_size, device, False, repeats)
-    bf16 = _resnet_update_seconds(batch_size, device, True, repeats)
-    return {"net": "resnet 3 blocks x 64, value head", "batch_size": batch_size, "device": device,
+    fp32 = _resnet_update_seconds(batch_size, device, False, repeats, args.blocks)
+    bf16 = _resnet_update_seconds(batch_size, device, True, repeats, args.blocks)
+    return {"net": f"resnet {args.blocks} blocks x 64, value head", "batch_size": batch_size, "device": device,
             "torch_threads": args.threads, "updates_timed": repeats, "cpu_bf16_flags": cpu_bf16_flags(),
             "seconds_per_update_fp32": fp32, "seconds_per_update_bf16": bf16, "bf16_speedup": fp32 / bf16}
 
@@ -901,6 +902,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=_counted(1), default=20, help="training steps per loop (train); updates timed (update, precision, vit)")
     parser.add_argument("--batch-size", type=_counted(1), default=None, help="train and precision (default 128), update (default 512), vit's forward (default 256)")
     parser.add_argument("--depth", type=_counted(1), default=12, help="maddison_cnn layers (train)")
+    parser.add_argument("--blocks", type=_counted(1), default=3,
+                        help="residual blocks of the net (precision; 6 for experiment=kgs_resnet6x64_pieces)")
     parser.add_argument("--filters", type=_counted(1), default=128, help="maddison_cnn filters (train)")
     parser.add_argument("--workers", type=_counted(0), default=1, help="DataLoader workers (train)")
     parser.add_argument("--cache-workers", type=_counted(1), default=None,
