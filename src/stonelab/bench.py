@@ -645,7 +645,7 @@ def _update_seconds(net, batch, passes: int, threads: int, repeats: int) -> floa
         torch.set_num_threads(before)
 
 
-def _resnet_update_seconds(batch_size: int, device: str, bf16: bool, repeats: int, blocks: int = 3) -> float:
+def _resnet_update_seconds(batch_size: int, device: str, bf16: bool, repeats: int, blocks: int) -> float:
     """Seconds per training update (forward, policy + value loss, backward, AdamW) of the
     CPU recipe's residual net on a seeded random batch, float32 or under bf16 autocast."""
     import contextlib
