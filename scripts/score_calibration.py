@@ -53,11 +53,11 @@ class Bucket:
 
     def add(self, lead: float, winrate: float, owned: float, margin: float) -> None:
         self.positions += 1
-        self.score_right += int(np.sign(lead) == np.sign(margin))
+        self.score_right += np.nan if np.isnan(lead) else int(np.sign(lead) == np.sign(margin))
         self.winrate_right += int((winrate > 0.5) == (margin > 0))
         self.abs_error += abs(lead - margin)
         self.errors.append(lead - margin)
-        self.owned_right += int(np.sign(owned) == np.sign(margin))
+        self.owned_right += np.nan if np.isnan(owned) else int(np.sign(owned) == np.sign(margin))
         self.owned_abs_error += abs(owned - margin)
 
 
@@ -66,7 +66,7 @@ def black_view(predictor: MovePredictor, states: list[GoState]) -> tuple[np.ndar
     leads, rates, owners = [], [], []
     for est, state in zip(predictor.estimates(states), states, strict=True):
         sign = 1.0 if state.to_play == 1 else -1.0
-        leads.append(sign * est.score_lead)
+        leads.append(np.nan if est.score_lead is None else sign * est.score_lead)  # a value-only net: no score
         rates.append(est.winrate if sign > 0 else 1.0 - est.winrate)
         owners.append(None if est.ownership is None else sign * est.ownership)
     return np.array(leads), np.array(rates), owners
@@ -189,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
             owner_points += int(decided.sum())
     print(f"{len(games)} counted {args.board_size}x{args.board_size} games of {args.games_dir}, {args.ckpt}, "
           f"the net without search, Black's view")
+    if np.isnan(final.abs_error):
+        print("this net has a value head only: its score and ownership columns are nan")
     report(buckets)
     print(f"last position: the net's score names the winner in {final.score_right}/{final.positions} games, "
           f"mean |error| {final.abs_error / final.positions:.1f}; its win rate {final.winrate_right}/{final.positions}; "

@@ -229,6 +229,12 @@ def test_score_calibration_reports_every_bucket_of_a_real_game(repo_root):
     missing = subprocess.run(["python", "scripts/score_calibration.py", "--games-dir", "no/such/folder"],
                              cwd=repo_root, capture_output=True, text=True, timeout=300)
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    value_only = subprocess.run(["python", "scripts/score_calibration.py", "--games-dir", "data/kgs", "--games", "1",
+                                 "--ckpt", "models/go19_resnet6x64_kgs_piece3.ckpt"],
+                                cwd=repo_root, capture_output=True, text=True, timeout=300)
+    assert value_only.returncode == 0, value_only.stderr  # a net without a score head: its win rate still counts
+    assert "value head only" in value_only.stdout
+    assert 0 <= float(value_only.stdout.splitlines()[3].split()[3]) <= 1
     alone = subprocess.run(["python", "scripts/score_calibration.py", "--gnugo-estimate-from", "150"],
                            cwd=repo_root, capture_output=True, text=True, timeout=300)
     assert alone.returncode == 2 and "--gnugo-estimate-from needs --gnugo" in alone.stderr
