@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 
+from stonelab.errors import ConfigError
 from stonelab.games.go.rules import GoRules
 from stonelab.models import checkpoints
 from stonelab.models.auxiliary import AuxMetrics, ownership_loss, score_loss
@@ -134,6 +135,43 @@ def test_training_learns_every_head_from_a_batch():
     heads = module.net.aux_heads
     assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in heads.parameters())
     assert math.isfinite(loss.item())
+
+
+def aux_batch() -> dict:
+    torch.manual_seed(1)
+    return {"planes": (torch.rand(8, 36, 9, 9) < 0.3).to(torch.uint8), "target": torch.randint(0, 81, (8,)),
+            "value": torch.tensor([1.0, -1.0] * 4), "to_play": torch.tensor([1, -1] * 4),
+            "ownership": torch.randint(-1, 2, (8, 9, 9)).float(), "komi": torch.tensor([0.5, 7.5, 7.5, 0.5] * 2),
+            "score": torch.tensor([5.0, -5.0, float("nan"), float("nan")] * 2)}
+
+
+def test_trainable_heads_learn_on_a_trunk_that_stays_as_it_was():
+    module = MovePredictionModule(resnet(aux_heads=True), GoRules(9), encoder="maddison", optimizer="adamw",
+                                  lr=1e-2, trainable=["aux_heads", "value_head.komi_slope"])
+    before = {name: t.clone() for name, t in module.net.state_dict().items()}
+    module.log = module.log_dict = lambda *a, **k: None
+    opt = module.configure_optimizers()  # no schedule: the optimizer alone
+    module.train()
+    for _ in range(3):
+        opt.zero_grad()
+        module.training_step(aux_batch(), 0).backward()
+        opt.step()
+    after = module.net.state_dict()
+    changed = {name for name in before if not torch.equal(before[name], after[name])}
+    # The heads and the komi slope moved; every trunk weight and batch-norm statistic did not.
+    assert changed and all(n.startswith("aux_heads.") or n == "value_head.komi_slope" for n in changed)
+    assert "value_head.komi_slope" in changed
+    assert not module.net.blocks[0].norm1.training  # a frozen norm normalises as in play
+    assert module.net.aux_heads.training
+
+
+def test_a_trainable_prefix_that_names_nothing_is_refused_with_the_parts():
+    with pytest.raises(ConfigError, match=r"'aux_head' names no parameter of this net; its parts are .*aux_heads"):
+        MovePredictionModule(resnet(aux_heads=True), GoRules(9), encoder="maddison", trainable=["aux_head"])
+    with pytest.raises(ConfigError, match=r"model.trainable='aux_heads' must be null .* or a non-empty list"):
+        MovePredictionModule(resnet(aux_heads=True), GoRules(9), encoder="maddison", trainable="aux_heads")
+    with pytest.raises(ConfigError, match=r"model.trainable=\[\] must be null"):
+        MovePredictionModule(resnet(aux_heads=True), GoRules(9), encoder="maddison", trainable=[])
 
 
 def test_init_from_grows_new_heads_on_a_trained_trunk(tmp_path, tiny_maddison_checkpoint):

@@ -73,8 +73,10 @@ class MovePredictionModule(L.LightningModule):
                  weight_decay: float = 0.0, lr_halving_every_epochs: int | None = None,
                  warmup_steps: int = 0, cosine_steps: int | None = None, final_lr_fraction: float = 0.05,
                  label_smoothing: float = 0.0, value_weight: float = 1.0, ownership_weight: float = 1.0,
-                 score_weight: float = 0.5):
+                 score_weight: float = 0.5, trainable: list[str] | None = None):
         super().__init__()
+        if trainable is not None and not isinstance(trainable, str):
+            trainable = list(trainable)  # Hydra hands a ListConfig
         check([
             (lambda: optimizer in ("sgd", "adamw"), f"model.optimizer={optimizer!r}: choose sgd or adamw"),
             (lambda: lr > 0, f"model.lr={lr!r} must be > 0"),
@@ -92,10 +94,15 @@ class MovePredictionModule(L.LightningModule):
             (lambda: ownership_weight >= 0,
              f"model.ownership_weight={ownership_weight!r} must be >= 0 (the weight of the ownership loss)"),
             (lambda: score_weight >= 0, f"model.score_weight={score_weight!r} must be >= 0 (the weight of the score loss)"),
+            (lambda: trainable is None or (isinstance(trainable, list) and trainable and all(isinstance(p, str) and p for p in trainable)),
+             f"model.trainable={trainable!r} must be null (train every weight) or a non-empty list of "
+             "parameter-name prefixes such as [aux_heads, value_head.komi_slope]"),
         ])
         check_net_input(net, encoder)
         self.save_hyperparameters(ignore=["net", "game"])
         self.net = net
+        if trainable is not None:
+            freeze_all_but(net, trainable)
         self.game = game
         self.encoder = encoder
         self.value_weight = float(value_weight)
@@ -123,6 +130,18 @@ class MovePredictionModule(L.LightningModule):
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
         check_identity(checkpoint, self.identity(), source="checkpoint")
+
+    def train(self, mode: bool = True):
+        # A frozen part stays frozen in training mode too: its batch norms keep their
+        # running statistics and normalise with them, so the heads learn on the features
+        # the shipped net computes at play time.
+        super().train(mode)
+        if mode:
+            for module in self.net.modules():
+                if isinstance(module, nn.modules.batchnorm._BatchNorm) and not any(
+                        p.requires_grad for p in module.parameters()):
+                    module.eval()
+        return self
 
     # -- the model
     def forward(self, planes: torch.Tensor, to_play: torch.Tensor, komi: torch.Tensor | None = None) -> GoModelOutput:
@@ -228,19 +247,34 @@ class MovePredictionModule(L.LightningModule):
 
     def configure_optimizers(self):
         hp = self.hparams
+        trained = [p for p in self.parameters() if p.requires_grad]  # model.trainable's choice
         if hp.optimizer == "sgd":
             # The paper's 0.128 is for a minibatch of 128 with a mean loss: keep the
             # per-example step the same at other batch sizes (the data's batch wins).
             datamodule = getattr(self.trainer, "datamodule", None) if self._trainer else None
             batch = getattr(datamodule, "batch_size", None) or hp.batch_size
             lr = hp.lr * batch / 128
-            opt = torch.optim.SGD(self.parameters(), lr=lr, momentum=hp.momentum, weight_decay=hp.weight_decay)
+            opt = torch.optim.SGD(trained, lr=lr, momentum=hp.momentum, weight_decay=hp.weight_decay)
         else:
-            opt = torch.optim.AdamW(self.parameters(), lr=hp.lr, weight_decay=hp.weight_decay)
+            opt = torch.optim.AdamW(trained, lr=hp.lr, weight_decay=hp.weight_decay)
         if hp.lr_halving_every_epochs:
             schedule = torch.optim.lr_scheduler.StepLR(opt, step_size=hp.lr_halving_every_epochs, gamma=0.5)
             return {"optimizer": opt, "lr_scheduler": {"scheduler": schedule, "interval": "epoch"}}
         return with_warmup_cosine(opt, hp.warmup_steps, hp.cosine_steps, hp.final_lr_fraction)
+
+
+def freeze_all_but(net: nn.Module, prefixes: list[str]) -> None:
+    """Stop the gradient of every parameter of ``net`` whose name starts with none of
+    ``prefixes`` (``model.trainable``): new heads learn on a trained trunk left as it is,
+    and the backward pass then stops at the heads (the trunk costs a forward only)."""
+    names = [name for name, _ in net.named_parameters()]
+    for prefix in prefixes:
+        if not any(name == prefix or name.startswith(prefix + ".") for name in names):
+            tops = sorted({name.split(".")[0] for name in names})
+            raise ConfigError(f"model.trainable: {prefix!r} names no parameter of this net; "
+                              f"its parts are {', '.join(tops)}")
+    for name, param in net.named_parameters():
+        param.requires_grad_(any(name == p or name.startswith(p + ".") for p in prefixes))
 
 
 def lr_schedule_checks(warmup_steps, cosine_steps, final_lr_fraction) -> list:
