@@ -165,6 +165,22 @@ def test_trainable_heads_learn_on_a_trunk_that_stays_as_it_was():
     assert module.net.aux_heads.training
 
 
+def test_a_frozen_trunk_stays_as_it_was_through_a_lightning_fit_with_validation():
+    import lightning as L
+
+    module = MovePredictionModule(resnet(aux_heads=True), GoRules(9), encoder="maddison", optimizer="adamw",
+                                  lr=1e-2, trainable=["aux_heads"])
+    before = {name: t.clone() for name, t in module.net.state_dict().items()}
+    batches = torch.utils.data.DataLoader([aux_batch() for _ in range(4)], batch_size=None)  # each item a batch
+    trainer = L.Trainer(max_steps=4, limit_val_batches=2, val_check_interval=2, num_sanity_val_steps=1,
+                        logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                        enable_model_summary=False)
+    trainer.fit(module, train_dataloaders=batches, val_dataloaders=batches)
+    after = module.net.state_dict()
+    changed = {name for name in before if not torch.equal(before[name], after[name])}
+    assert changed and all(name.startswith("aux_heads.") for name in changed)
+
+
 def test_a_trainable_prefix_that_names_nothing_is_refused_with_the_parts():
     with pytest.raises(ConfigError, match=r"'aux_head' names no parameter of this net; its parts are .*aux_heads"):
         MovePredictionModule(resnet(aux_heads=True), GoRules(9), encoder="maddison", trainable=["aux_head"])

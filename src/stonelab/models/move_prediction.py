@@ -119,6 +119,9 @@ class MovePredictionModule(L.LightningModule):
         self.value_results: dict[str, dict] = {}  # split -> ValueMetrics table, for result.json
         self.aux_metrics = nn.ModuleDict({split: AuxMetrics() for split in ("val", "test")})
         self.aux_results: dict[str, dict] = {}  # split -> AuxMetrics, for result.json
+        # Lightning never calls train() itself: it keeps each submodule's mode around
+        # validation, so the frozen norms must start in eval mode here.
+        self.train(self.training)
 
     # -- identity, so a checkpoint of another model or board is refused by name
     def identity(self) -> dict:
