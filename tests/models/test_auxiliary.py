@@ -123,26 +123,23 @@ def test_the_symmetry_average_keeps_score_and_ownership():
     assert out.score_lead.shape == (3,) and out.score_stdev.shape == (3,) and out.ownership_logits.shape == (3, 9, 9)
 
 
-def test_training_learns_every_head_from_a_batch():
-    module = MovePredictionModule(resnet(aux_heads=True), GoRules(9), encoder="maddison")
-    batch = {"planes": (torch.rand(8, 36, 9, 9) < 0.3).to(torch.uint8), "target": torch.randint(0, 81, (8,)),
-             "value": torch.tensor([1.0, -1.0] * 4), "to_play": torch.tensor([1, -1] * 4),
-             "ownership": torch.randint(-1, 2, (8, 9, 9)).float(), "komi": torch.full((8,), 6.5),
-             "score": torch.tensor([5.0, -5.0, float("nan"), float("nan")] * 2)}
-    module.log = module.log_dict = lambda *a, **k: None
-    loss = module.training_step(batch, 0)
-    loss.backward()
-    heads = module.net.aux_heads
-    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in heads.parameters())
-    assert math.isfinite(loss.item())
-
-
 def aux_batch() -> dict:
+    """A batch with every target: two counted games' scores, two without, two komis."""
     torch.manual_seed(1)
     return {"planes": (torch.rand(8, 36, 9, 9) < 0.3).to(torch.uint8), "target": torch.randint(0, 81, (8,)),
             "value": torch.tensor([1.0, -1.0] * 4), "to_play": torch.tensor([1, -1] * 4),
             "ownership": torch.randint(-1, 2, (8, 9, 9)).float(), "komi": torch.tensor([0.5, 7.5, 7.5, 0.5] * 2),
             "score": torch.tensor([5.0, -5.0, float("nan"), float("nan")] * 2)}
+
+
+def test_training_learns_every_head_from_a_batch():
+    module = MovePredictionModule(resnet(aux_heads=True), GoRules(9), encoder="maddison")
+    module.log = module.log_dict = lambda *a, **k: None
+    loss = module.training_step(aux_batch(), 0)
+    loss.backward()
+    heads = module.net.aux_heads
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in heads.parameters())
+    assert math.isfinite(loss.item())
 
 
 def test_trainable_heads_learn_on_a_trunk_that_stays_as_it_was():

@@ -270,14 +270,17 @@ def freeze_all_but(net: nn.Module, prefixes: list[str]) -> None:
     """Stop the gradient of every parameter of ``net`` whose name starts with none of
     ``prefixes`` (``model.trainable``): new heads learn on a trained trunk left as it is,
     and the backward pass then stops at the heads (the trunk costs a forward only)."""
+    def under(name: str, prefix: str) -> bool:  # "aux_heads" names aux_heads.conv.weight, not aux_heads2.x
+        return name == prefix or name.startswith(prefix + ".")
+
     names = [name for name, _ in net.named_parameters()]
     for prefix in prefixes:
-        if not any(name == prefix or name.startswith(prefix + ".") for name in names):
+        if not any(under(name, prefix) for name in names):
             tops = sorted({name.split(".")[0] for name in names})
             raise ConfigError(f"model.trainable: {prefix!r} names no parameter of this net; "
                               f"its parts are {', '.join(tops)}")
     for name, param in net.named_parameters():
-        param.requires_grad_(any(name == p or name.startswith(p + ".") for p in prefixes))
+        param.requires_grad_(any(under(name, prefix) for prefix in prefixes))
 
 
 def lr_schedule_checks(warmup_steps, cosine_steps, final_lr_fraction) -> list:
