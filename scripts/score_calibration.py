@@ -2,12 +2,14 @@
 
     python scripts/score_calibration.py [--ckpt models/go19_resnet3x64_kgs_aux.ckpt]
         [--games-dir ../shared/data/kgs] [--games 100] [--every 5] [--gnugo /usr/games/gnugo]
-        [--board-size 19]
+        [--board-size 19] [--visits 0]
 
 Reads the counted (``RE[B+12.5]``, not resigned or timed out) even ``--board-size`` games of
 ``--games-dir`` (the 2015 KGS games in ../shared/data/kgs were never trained on), replays
 each, and asks the net (no search: the ``rawLead``/``rawWinrate`` every analysis answer
-carries) for its score and win rate every ``--every`` moves. Per move-number bucket it
+carries) for its score and win rate every ``--every`` moves; with ``--visits N`` the score
+and win rate are instead the search's after N visits (``scoreLead``/``winrate``, what a GUI
+shows), from the KataGo-style JSON engine (ownership stays the net's). Per move-number bucket it
 prints how often the score and the win rate name the real winner and the score's mean
 absolute error against the recorded margin, in Black's view.
 
@@ -35,6 +37,7 @@ from stonelab.errors import StonelabError
 from stonelab.games.go.rules import EMPTY, GoState, tromp_taylor_owner
 from stonelab.models.inference import MovePredictor
 from stonelab.models.score_offset import positions
+from stonelab.protocols.gtp import move_name
 
 BUCKETS = (0, 50, 100, 150, 200, 250)  # move-number buckets: [0, 50), [50, 100), ..., [250, end]
 
@@ -72,11 +75,19 @@ def black_view(predictor: MovePredictor, states: list[GoState]) -> tuple[np.ndar
     return np.array(leads), np.array(rates), owners
 
 
+def search_view(engine, game, states: list[GoState]) -> tuple[np.ndarray, np.ndarray]:
+    """The analysis engine's scoreLead and win rate (its search's) of each of ``states``
+    (positions of ``game``), Black's view: one query per game."""
+    from stonelab.protocols.analysis import turn_roots
+
+    moves = [("B" if colour == 1 else "W", move_name(point, game.board_size)) for colour, point in game.moves]
+    roots = turn_roots(engine, moves, game.komi, n=game.board_size, turns=[s.move_number for s in states])
+    return np.array([r["scoreLead"] for r in roots]), np.array([r["winrate"] for r in roots])
+
+
 def set_up(state: GoState, gnugo) -> None:
     """GNU Go's board made ``state``'s stones (placed one by one: a subset of a legal position's
     stones never captures), with its komi."""
-    from stonelab.protocols.gtp import move_name
-
     gnugo.clear_board()
     gnugo.komi(float(state.rules.komi))
     board = state.board
@@ -96,6 +107,14 @@ def reference_owner(state: GoState, gnugo) -> np.ndarray:
     tromp_taylor_owner(cleaned, state.arrays.neighbours, owner)
     owner[seki] = 0
     return owner
+
+
+def analysis_engine(ckpt: str, visits: int):
+    """The KataGo-style JSON engine on ``ckpt``, searching ``visits`` visits a position."""
+    from stonelab.models.alphazero_go import go_model_from_checkpoint
+    from stonelab.protocols.analysis import AnalysisEngine
+
+    return AnalysisEngine(go_model_from_checkpoint(ckpt), {"leaves_per_game": 4}, max_visits=visits)
 
 
 def gnugo_estimate(state: GoState, gnugo) -> float:
@@ -145,13 +164,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gnugo-estimate-from", type=int, default=None, metavar="MOVE",
                         help="with --gnugo: also GNU Go's estimate_score of each position from this move on, "
                              "beside the net's (a yardstick from an evaluator we did not train)")
+    parser.add_argument("--visits", type=int, default=0,
+                        help="score and win rate from the analysis engine's search after this many visits "
+                             "(0: the net alone)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     if args.gnugo_estimate_from is not None and not args.gnugo:
         print("error: --gnugo-estimate-from needs --gnugo (GNU Go's executable)", file=sys.stderr)
         return 2
+    if args.visits < 0:
+        print(f"error: --visits {args.visits}: give 0 (the net alone) or a positive number of visits", file=sys.stderr)
+        return 2
     try:
         predictor = MovePredictor.from_checkpoint(args.ckpt).for_board(args.board_size)
+        engine = analysis_engine(args.ckpt, args.visits) if args.visits else None
         games = counted_even_games([args.games_dir], args.board_size)[:args.games]
         if not games:
             raise StonelabError(f"{args.games_dir}: no counted even {args.board_size}x{args.board_size} game")
@@ -172,6 +198,8 @@ def main(argv: list[str] | None = None) -> int:
         margin = result_score(game.result)
         states = positions(game, args.every)
         leads, rates, owners = black_view(predictor, states)
+        if engine is not None:
+            leads, rates = search_view(engine, game, states)
         for state, lead, rate, owned in zip(states, leads, rates, owners, strict=True):
             area = np.nan if owned is None else float(owned.sum()) - game.komi
             buckets.setdefault(bucket_of(state.move_number), Bucket()).add(lead, rate, area, margin)
@@ -188,11 +216,11 @@ def main(argv: list[str] | None = None) -> int:
             owner_right += int(np.sum(np.sign(owners[-1][decided]) == reference[decided]))
             owner_points += int(decided.sum())
     print(f"{len(games)} counted {args.board_size}x{args.board_size} games of {args.games_dir}, {args.ckpt}, "
-          f"the net without search, Black's view")
+          f"{f'the search after {args.visits} visits' if engine else 'the net without search'}, Black's view")
     if np.isnan(final.abs_error):
         print("this net has a value head only: its score and ownership columns are nan")
     report(buckets)
-    print(f"last position: the net's score names the winner in {final.score_right}/{final.positions} games, "
+    print(f"last position: the score names the winner in {final.score_right}/{final.positions} games, "
           f"mean |error| {final.abs_error / final.positions:.1f}; its win rate {final.winrate_right}/{final.positions}; "
           f"its ownership sum {final.owned_right}/{final.positions}, mean |error| {final.owned_abs_error / final.positions:.1f}")
     if judged.positions:

@@ -225,7 +225,7 @@ def test_score_calibration_reports_every_bucket_of_a_real_game(repo_root):
     first = lines[2].split()
     assert first[0] == "0-50" and int(first[1]) == 2 * 10  # moves 0, 5, ..., 45 of each game
     assert all(0 <= float(x) <= 1 for x in first[2:4])
-    assert any(line.startswith("last position: the net's score names the winner in") for line in lines)
+    assert any(line.startswith("last position: the score names the winner in") for line in lines)
     missing = subprocess.run(["python", "scripts/score_calibration.py", "--games-dir", "no/such/folder"],
                              cwd=repo_root, capture_output=True, text=True, timeout=300)
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
@@ -235,6 +235,14 @@ def test_score_calibration_reports_every_bucket_of_a_real_game(repo_root):
     assert value_only.returncode == 0, value_only.stderr  # a net without a score head: its win rate still counts
     assert "value head only" in value_only.stdout
     assert 0 <= float(value_only.stdout.splitlines()[3].split()[3]) <= 1
+    searched = subprocess.run(["python", "scripts/score_calibration.py", "--games-dir", "data/kgs", "--games", "1",
+                               "--visits", "4"], cwd=repo_root, capture_output=True, text=True, timeout=300)
+    assert searched.returncode == 0, searched.stderr
+    assert "the search after 4 visits" in searched.stdout.splitlines()[0]
+    assert searched.stdout.splitlines()[2].split()[:2] == ["0-50", "10"]  # the same positions, searched
+    negative = subprocess.run(["python", "scripts/score_calibration.py", "--visits", "-1"],
+                              cwd=repo_root, capture_output=True, text=True, timeout=300)
+    assert negative.returncode == 2 and "--visits -1" in negative.stderr and "Traceback" not in negative.stderr
     alone = subprocess.run(["python", "scripts/score_calibration.py", "--gnugo-estimate-from", "150"],
                            cwd=repo_root, capture_output=True, text=True, timeout=300)
     assert alone.returncode == 2 and "--gnugo-estimate-from needs --gnugo" in alone.stderr

@@ -142,9 +142,12 @@ def test_training_learns_every_head_from_a_batch():
     assert math.isfinite(loss.item())
 
 
-def test_trainable_heads_learn_on_a_trunk_that_stays_as_it_was():
-    module = MovePredictionModule(resnet(aux_heads=True), GoRules(9), encoder="maddison", optimizer="adamw",
-                                  lr=1e-2, trainable=["aux_heads", "value_head.komi_slope"])
+def test_trainable_heads_learn_on_a_trunk_that_stays_as_it_was(caplog):
+    with caplog.at_level("INFO", logger="stonelab.models.move_prediction"):
+        module = MovePredictionModule(resnet(aux_heads=True), GoRules(9), encoder="maddison", optimizer="adamw",
+                                      lr=1e-2, trainable=["aux_heads", "value_head.komi_slope"])
+    trained = sum(p.numel() for p in module.net.parameters() if p.requires_grad)
+    assert f": {trained} of {sum(p.numel() for p in module.net.parameters())} weights train" in caplog.text
     before = {name: t.clone() for name, t in module.net.state_dict().items()}
     module.log = module.log_dict = lambda *a, **k: None
     opt = module.configure_optimizers()  # no schedule: the optimizer alone

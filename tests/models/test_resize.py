@@ -115,6 +115,31 @@ def test_a_loaded_predictor_moves_to_another_board_with_the_weights_resize_write
     assert estimate.ownership.shape == (81,) and nine.probabilities([nine.rules.new_state()]).shape == (1, 82)
 
 
+def test_on_another_board_the_score_is_the_count_of_the_ownership_map():
+    from stonelab.models.inference import ownership_count
+    from stonelab.models.nets.resnet import ResidualNet
+
+    torch.manual_seed(0)
+    net = ResidualNet(36, 19, blocks=1, filters=8, pool_channels=4, value_head=True, aux_heads=True)
+    predictor = MovePredictor(net, GoRules(19, komi=7.5), "maddison")
+    nine = predictor.for_board(9)
+    black = nine.rules.new_state()
+    white = black.copy()
+    white.play(40)  # black's tengen: white to move
+    for state in (black, white):
+        (est,) = nine.estimates([state])
+        mover = 1.0 if state.to_play == 1 else -1.0
+        assert est.score_lead == pytest.approx(float(est.ownership.sum()) - 7.5 * mover, abs=1e-4)
+        assert est.score_stdev == pytest.approx(float(((1 - est.ownership ** 2).sum()) ** 0.5) + 0.5, abs=1e-4)
+    (own,) = predictor.estimates([predictor.rules.new_state()])  # its own board: the score head's
+    assert own.score_lead != pytest.approx(float(own.ownership.sum()) - 7.5, abs=1e-3)
+    settled_black = torch.ones(1, 81)  # every point the mover's: 81 - komi, no spread left
+    lead, spread = ownership_count(settled_black, torch.tensor([7.5]), torch.tensor([1.0]))
+    assert lead.item() == 73.5 and spread.item() == 0.5
+    lead, _ = ownership_count(-settled_black, torch.tensor([7.5]), torch.tensor([-1.0]))  # white to move owns nothing
+    assert lead.item() == -73.5
+
+
 def test_a_belief_vit_predictor_is_refused_by_name():
     from stonelab.models.nets.belief_vit import BeliefViT
 

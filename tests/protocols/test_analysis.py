@@ -332,6 +332,8 @@ def test_turn_roots_gives_every_turn_from_the_first_asked(engine):
     late = turn_roots(engine, moves, 7.5, n=9, first=2)
     assert len(every) == 5 and len(late) == 3
     assert [r["currentPlayer"] for r in late] == ["B", "W", "B"]
+    picked = turn_roots(engine, moves, 7.5, n=9, turns=[4, 1])  # listed turns only, in turn order
+    assert [r["currentPlayer"] for r in picked] == ["W", "B"]
     with pytest.raises(ValueError, match="refused the game"):
         turn_roots(engine, [("B", "E5"), ("W", "E5")], 7.5, n=9)
 

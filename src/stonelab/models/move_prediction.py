@@ -20,7 +20,9 @@ and score error are logged (``ownership_acc``, ``score_mae``) and written to res
 
 from __future__ import annotations
 
+import logging
 import math
+import warnings
 from functools import partial
 
 import lightning as L
@@ -36,6 +38,8 @@ from stonelab.models.auxiliary import AuxMetrics, ownership_loss, score_loss
 from stonelab.models.identity import CHECKPOINT_KEY, check_identity, net_target
 from stonelab.models.outputs import GoModelOutput
 from stonelab.models.value import ValueMetrics, value_log_values, value_loss
+
+log = logging.getLogger(__name__)
 
 TOP_K = (1, 5, 10)
 AUX_LOGGED = ("ownership_acc", "score_mae")  # the auxiliary table's logged entries (all go to result.json)
@@ -281,6 +285,13 @@ def freeze_all_but(net: nn.Module, prefixes: list[str]) -> None:
                               f"its parts are {', '.join(tops)}")
     for name, param in net.named_parameters():
         param.requires_grad_(any(under(name, prefix) for prefix in prefixes))
+    trained = sum(p.numel() for p in net.parameters() if p.requires_grad)
+    frozen_norms = sum(isinstance(m, nn.modules.batchnorm._BatchNorm) and not any(p.requires_grad for p in m.parameters())
+                       for m in net.modules())
+    log.info("model.trainable=%s: %d of %d weights train; the %d batch norms of the frozen part keep their "
+             "statistics (eval mode)", list(prefixes), trained, sum(p.numel() for p in net.parameters()), frozen_norms)
+    # Lightning warns of modules in eval mode at the start of a fit: here that is the point.
+    warnings.filterwarnings("ignore", message=r"Found \d+ module\(s\) in eval mode at the start of training")
 
 
 def lr_schedule_checks(warmup_steps, cosine_steps, final_lr_fraction) -> list:

@@ -87,11 +87,20 @@ def katrain_points_lost(lead: np.ndarray, colours) -> np.ndarray:
     return np.asarray(colours, dtype=np.float64) * (lead[:len(colours)] - lead[1:len(colours) + 1])
 
 
-def measure(source: str, games_dir: str, games: int, moves: int) -> dict:
-    """The mover's edge ``c`` of ``source``'s score head, in points, and what it rests on."""
+def head_on_19x19(source: str):
+    """``source`` as a predictor on the games' board (19x19) whose score is its score head's,
+    the thing measured and shifted here, also where a net of another size would otherwise
+    count its ownership map there (`MovePredictor.for_board`)."""
     from stonelab.models.inference import MovePredictor
 
-    predictor = MovePredictor.from_checkpoint(source).for_board(19)  # the games' board
+    predictor = MovePredictor.from_checkpoint(source).for_board(19)
+    predictor.score_from_ownership = False
+    return predictor
+
+
+def measure(source: str, games_dir: str, games: int, moves: int) -> dict:
+    """The mover's edge ``c`` of ``source``'s score head, in points, and what it rests on."""
+    predictor = head_on_19x19(source)
     if predictor.estimates([predictor.rules.new_state()])[0].score_lead is None:
         raise StonelabError(f"{source} has no score head (train with model.net.aux_heads=true)")
     chosen = held_out_games(games_dir, games, moves)
@@ -136,9 +145,8 @@ def measure_black_edge(source: str, games_dir: str, counted: int) -> dict:
     """Black's edge in ``source``'s score (points) and value (logit), measured on the last
     ``counted`` counted even 19x19 games of ``games_dir``."""
     from stonelab.data.sgf import counted_even_games, result_score
-    from stonelab.models.inference import MovePredictor
 
-    predictor = MovePredictor.from_checkpoint(source).for_board(19)
+    predictor = head_on_19x19(source)
     found = counted_even_games([games_dir])[-counted:]
     if not found:
         raise StonelabError(f"{games_dir}: no counted even 19x19 game (RE[B+12.5], not resigned)")

@@ -1017,14 +1017,16 @@ def analysis_engine(predictor, search: dict | None, **settings) -> AnalysisEngin
 
 
 def turn_roots(engine: AnalysisEngine, moves: Sequence[tuple[str, str]], komi: float, n: int = 19,
-               first: int = 0) -> list[dict]:
+               first: int = 0, turns: Sequence[int] | None = None) -> list[dict]:
     """The rootInfo of every turn of one game from turn ``first`` (0: the empty board) to after
-    the last of ``moves`` (("B" or "W", vertex) pairs), from one query through ``engine``: what
-    the measurement scripts read. An answer with an error raises ValueError naming it."""
+    the last of ``moves`` (("B" or "W", vertex) pairs), or of the listed ``turns`` only, from one
+    query through ``engine``: what the measurement scripts read. An answer with an error raises
+    ValueError naming it."""
     import io
 
+    analyse = list(range(first, len(moves) + 1)) if turns is None else list(turns)
     query = {"id": "turns", "rules": "chinese", "komi": komi, "boardXSize": n, "boardYSize": n,
-             "moves": [list(move) for move in moves], "analyzeTurns": list(range(first, len(moves) + 1))}
+             "moves": [list(move) for move in moves], "analyzeTurns": analyse}
     out = io.StringIO()
     engine.closed = False
     engine.run(io.StringIO(json.dumps(query) + "\n"), out)
