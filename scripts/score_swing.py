@@ -66,10 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         disagree += int(np.sum(np.sign(winrate - 0.5) != np.sign(lead)))
         turns += len(roots)
     print(f"{len(games)} games x {args.moves + 1} turns, {args.visits} visits, komi {args.komi}: "
-          f"median |dScoreLead| {np.median(steps):.1f}, mean {np.mean(steps):.1f}; "
+          f"median |dScoreLead| {np.median(steps):.2f}, mean {np.mean(steps):.2f}; "
           f"median |dWinrate| {np.median(rate_steps):.3f}; "
           f"winrate and scoreLead on different sides in {disagree}/{turns} turns; "
-          f"KaTrain's points lost for the players' moves: median {np.median(lost):.1f}, mean {np.mean(lost):.1f}")
+          f"KaTrain's points lost for the players' moves: median {np.median(lost):.2f}, mean {np.mean(lost):.2f}")
     return 0
 
 
