@@ -100,8 +100,8 @@ class MovePredictor:
         Its score is then the count of its ownership map (`ownership_count`), not the score
         head's: the head maps board-wide feature averages to points on the board it learned,
         while the ownership map is per point and carries over. Measured on 97 9x9 and 100
-        13x13 games of GNU Go against itself (docs/analysis_engine.md): the count names the
-        winner in 0.757 / 0.739 of positions, the head in 0.656 / 0.673."""
+        13x13 games of GNU Go against itself (docs/analysis_engine.md): on their last
+        positions the count names the winner in 92 and 92 games, the head in 81 and 81."""
         if n == self.rules.n:
             return self
         from stonelab.models.resize import resized_net
