@@ -2,7 +2,7 @@
 
     python scripts/score_swing.py [--ckpt models/go19_resnet3x64_kgs_aux.ckpt]
         [--games-dir ../shared/data/kgs] [--games 10] [--moves 60] [--visits 50] [--komi 7.5]
-        [--symmetries 1|8]
+        [--symmetries 1|8] [--board-size 19]
 
 Sends each even 19x19 game of ``--games-dir`` (SGF files, read by stonelab.data.sgf) to the
 KataGo-style JSON engine (stonelab.protocols.analysis) as one query analysing turns 0..moves,
@@ -31,7 +31,8 @@ from stonelab.protocols.gtp import move_name
 
 def roots_of(engine: AnalysisEngine, game, moves: int, komi: float) -> list[dict]:
     """rootInfo of turns 0..moves of ``game``, in turn order."""
-    return turn_roots(engine, [("B" if c == 1 else "W", move_name(p, 19)) for c, p in game.moves[:moves]], komi)
+    n = game.board_size
+    return turn_roots(engine, [("B" if c == 1 else "W", move_name(p, n)) for c, p in game.moves[:moves]], komi, n=n)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,14 +45,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--komi", type=float, default=7.5)
     parser.add_argument("--symmetries", type=int, default=1, choices=(1, 8),
                         help="8: the net averaged over the board's symmetries (as play.py's symmetries=8)")
+    parser.add_argument("--board-size", type=int, default=19,
+                        help="the games' board (e.g. GNU Go's games from scripts/gnugo_games.py); a 19x19 net is resized")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     try:
         engine = AnalysisEngine(go_model_from_checkpoint(args.ckpt, symmetries=args.symmetries), {"leaves_per_game": 4},
                                 max_visits=args.visits)
-        games = even_games([args.games_dir], 19, args.moves)[:args.games]
+        games = even_games([args.games_dir], args.board_size, args.moves)[:args.games]
         if not games:
-            raise StonelabError(f"{args.games_dir}: no even 19x19 game of {args.moves} moves or more")
+            n = args.board_size
+            raise StonelabError(f"{args.games_dir}: no even {n}x{n} game of {args.moves} moves or more")
     except (StonelabError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

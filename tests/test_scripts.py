@@ -173,6 +173,9 @@ def test_score_swing_measures_the_shipped_score_net_on_a_real_game(repo_root):
     missing = subprocess.run(["python", "scripts/score_swing.py", "--games-dir", "no/such/folder"], cwd=repo_root,
                              capture_output=True, text=True, timeout=300)
     assert missing.returncode == 2 and missing.stderr.startswith("error: no/such/folder") and "Traceback" not in missing.stderr
+    no_nine = subprocess.run(["python", "scripts/score_swing.py", "--games-dir", "data/kgs", "--board-size", "9"],
+                             cwd=repo_root, capture_output=True, text=True, timeout=300)
+    assert no_nine.returncode == 2 and "no even 9x9 game of 60 moves or more" in no_nine.stderr
 
 
 def test_search_divergence_finds_a_search_that_follows_the_prior(repo_root):
@@ -270,6 +273,11 @@ def test_gnugo_games_writes_counted_games_the_calibration_reads(repo_root, tmp_p
                           calibrated.stdout)
     assert estimated and int(estimated.group(1)) == bucketed and 0 <= float(estimated.group(2)) <= 1
     assert re.search(r"ownership at the end agrees with GNU Go's final status on [\d.]+ of \d+", calibrated.stdout)
+    swing = subprocess.run(["python", "scripts/score_swing.py", "--games-dir", str(tmp_path), "--board-size", "9",
+                            "--games", "2", "--moves", "4", "--visits", "4"], cwd=repo_root, capture_output=True,
+                           text=True, timeout=300)  # the 19x19 score net resized, turn to turn on 9x9
+    assert swing.returncode == 0, swing.stderr
+    assert re.search(r"^2 games x 5 turns, 4 visits, komi 7.5: median \|dScoreLead\| [\d.]+", swing.stdout), swing.stdout
     bad = subprocess.run(["python", "scripts/gnugo_games.py", str(tmp_path), "--board-size", "4"], cwd=repo_root,
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "board_size=4" in bad.stderr and "Traceback" not in bad.stderr
