@@ -109,14 +109,6 @@ def reference_owner(state: GoState, gnugo) -> np.ndarray:
     return owner
 
 
-def analysis_engine(ckpt: str, visits: int):
-    """The KataGo-style JSON engine on ``ckpt``, searching ``visits`` visits a position."""
-    from stonelab.models.alphazero_go import go_model_from_checkpoint
-    from stonelab.protocols.analysis import AnalysisEngine
-
-    return AnalysisEngine(go_model_from_checkpoint(ckpt), {"leaves_per_game": 4}, max_visits=visits)
-
-
 def gnugo_estimate(state: GoState, gnugo) -> float:
     """GNU Go's ``estimate_score`` of ``state`` (its influence-based count), Black's margin."""
     set_up(state, gnugo)
@@ -177,7 +169,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         predictor = MovePredictor.from_checkpoint(args.ckpt).for_board(args.board_size)
-        engine = analysis_engine(args.ckpt, args.visits) if args.visits else None
+        engine = None
+        if args.visits:  # the engine play.py protocol=analysis runs, on the same net
+            from stonelab.models.alphazero_go import go_model_from_checkpoint
+            from stonelab.protocols.analysis import analysis_engine
+
+            engine = analysis_engine(go_model_from_checkpoint(args.ckpt), {"leaves_per_game": 4}, max_visits=args.visits)
         games = counted_even_games([args.games_dir], args.board_size)[:args.games]
         if not games:
             raise StonelabError(f"{args.games_dir}: no counted even {args.board_size}x{args.board_size} game")
