@@ -2,14 +2,18 @@
 
     python scripts/score_calibration.py [--ckpt models/go19_resnet3x64_kgs_aux.ckpt]
         [--games-dir ../shared/data/kgs] [--games 100] [--every 5] [--gnugo /usr/games/gnugo]
-        [--board-size 19] [--visits 0]
+        [--board-size 19] [--visits 0] [--rollouts 0] [--skip-games 0]
 
 Reads the counted (``RE[B+12.5]``, not resigned or timed out) even ``--board-size`` games of
 ``--games-dir`` (the 2015 KGS games in ../shared/data/kgs were never trained on), replays
 each, and asks the net (no search: the ``rawLead``/``rawWinrate`` every analysis answer
 carries) for its score and win rate every ``--every`` moves; with ``--visits N`` the score
 and win rate are instead the search's after N visits (``scoreLead``/``winrate``, what a GUI
-shows), from the KataGo-style JSON engine (ownership stays the net's). Per move-number bucket it
+shows), from the KataGo-style JSON engine (ownership stays the net's); with ``--rollouts N`` that
+engine also mixes N policy rollouts into the root's numbers (its ``analysis.rollouts``; with
+``--visits 0`` the engine runs one visit: the net and the rollouts). ``--from-move M``
+measures only positions from move M on (and the last), ``--skip-games K`` starts at the
+K+1-th counted game. Per move-number bucket it
 prints how often the score and the win rate name the real winner and the score's mean
 absolute error against the recorded margin, in Black's view.
 
@@ -119,6 +123,11 @@ def gnugo_estimate(state: GoState, gnugo) -> float:
     return sign * float(answer[2:])
 
 
+def engine_words(args) -> str:
+    searched = f"the search after {args.visits} visits" if args.visits else "the net (one visit)"
+    return searched + (f" mixed with {args.rollouts} policy rollouts" if args.rollouts else "")
+
+
 def bucket_of(move: int) -> int:
     return max(b for b in BUCKETS if move >= b)
 
@@ -159,8 +168,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--visits", type=int, default=0,
                         help="score and win rate from the analysis engine's search after this many visits "
                              "(0: the net alone)")
+    parser.add_argument("--rollouts", type=int, default=0,
+                        help="the analysis engine's analysis.rollouts: policy rollouts mixed into the root's numbers")
+    parser.add_argument("--skip-games", type=int, default=0, help="leave out the first K counted games")
+    parser.add_argument("--from-move", type=int, default=0, help="measure positions from this move on (and the last)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
+    for flag in ("rollouts", "skip_games", "from_move"):
+        if getattr(args, flag) < 0:
+            print(f"error: --{flag.replace('_', '-')} {getattr(args, flag)}: give a number >= 0", file=sys.stderr)
+            return 2
     if args.gnugo_estimate_from is not None and not args.gnugo:
         print("error: --gnugo-estimate-from needs --gnugo (GNU Go's executable)", file=sys.stderr)
         return 2
@@ -170,12 +187,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         predictor = MovePredictor.from_checkpoint(args.ckpt).for_board(args.board_size)
         engine = None
-        if args.visits:  # the engine play.py protocol=analysis runs, on the same net
+        if args.visits or args.rollouts:  # the engine play.py protocol=analysis runs, on the same net
             from stonelab.models.alphazero_go import go_model_from_checkpoint
             from stonelab.protocols.analysis import analysis_engine
 
-            engine = analysis_engine(go_model_from_checkpoint(args.ckpt), {"leaves_per_game": 4}, max_visits=args.visits)
-        games = counted_even_games([args.games_dir], args.board_size)[:args.games]
+            engine = analysis_engine(go_model_from_checkpoint(args.ckpt), {"leaves_per_game": 4},
+                                     max_visits=max(args.visits, 1), rollouts=args.rollouts)
+        games = counted_even_games([args.games_dir], args.board_size)[args.skip_games:args.skip_games + args.games]
         if not games:
             raise StonelabError(f"{args.games_dir}: no counted even {args.board_size}x{args.board_size} game")
         gnugo = None
@@ -193,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     owner_right = owner_points = 0
     for game in games:
         margin = result_score(game.result)
-        states = positions(game, args.every)
+        states = [s for s in positions(game, args.every)
+                  if s.move_number >= args.from_move or s.move_number == len(game.moves)]
         leads, rates, owners = black_view(predictor, states)
         if engine is not None:
             leads, rates = search_view(engine, game, states)
@@ -213,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
             owner_right += int(np.sum(np.sign(owners[-1][decided]) == reference[decided]))
             owner_points += int(decided.sum())
     print(f"{len(games)} counted {args.board_size}x{args.board_size} games of {args.games_dir}, {args.ckpt}, "
-          f"{f'the search after {args.visits} visits' if engine else 'the net without search'}, Black's view")
+          f"{engine_words(args) if engine else 'the net without search'}, Black's view")
     if np.isnan(final.abs_error):
         print("this net has a value head only: its score and ownership columns are nan")
     report(buckets)

@@ -48,7 +48,7 @@ def gtp_engine(cfg: DictConfig, notice: CompileNotice):
     except (TypeError, ValueError) as exc:
         raise ConfigError(str(exc)) from None
     return search_gtp_engine(predictor, settings, resign=resign, name=cfg.name, version=__version__,
-                             background=notice)
+                             background=notice, rollouts=(cfg.get("analysis") or {}).get("rollouts", 0))
 
 
 def gomocup_engine(cfg: DictConfig, notice: CompileNotice):

@@ -100,6 +100,43 @@ def test_root_info_gives_the_search_score_and_the_raw_one_beside_it(engine):
         assert "rawWinrate" not in root or 0 <= root["rawWinrate"] <= 1
 
 
+def test_rollouts_mix_the_turns_policy_rollouts_into_the_root_and_leave_the_rest(predictor):
+    """analysis.rollouts=3: rootInfo's scoreLead is the searched moves' score mixed with the
+    mean end of 3 policy rollouts from the position (Black's view, at ROLLOUT_SHARE); the raw
+    numbers and the moves' stay the net's and the search's."""
+    from stonelab.models.rollouts import ROLLOUT_SHARE, policy_rollouts
+    from stonelab.protocols.analysis import parse_location
+
+    engine = AnalysisEngine(predictor, SEARCH, max_visits=20, score_playouts=8, rollouts=3)
+    plain = AnalysisEngine(predictor, SEARCH, max_visits=20, score_playouts=8)
+    (r,) = results(answers(engine, [query(maxVisits=24)]))
+    (p,) = results(answers(plain, [query(maxVisits=24)]))
+    moves = [m for m in r["moveInfos"] if m["visits"] > 0]
+    searched = sum(m["visits"] * m["scoreLead"] for m in moves) / sum(m["visits"] for m in moves)
+    state = GoRules(9, komi=7.5).new_state().play(parse_location("E5", 9, "m")).play(parse_location("C3", 9, "m"))
+    ends = policy_rollouts(predictor, state, rollouts=3)
+    assert r["rootInfo"]["scoreLead"] == pytest.approx((1 - ROLLOUT_SHARE) * searched + ROLLOUT_SHARE * ends.mean(), abs=1e-3)
+    assert r["rootInfo"]["rawLead"] == p["rootInfo"]["rawLead"]
+
+
+@pytest.mark.parametrize("rollouts", [-1, 2.5, True])
+def test_bad_rollouts_are_refused_by_name(predictor, rollouts):
+    from stonelab.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="analysis.rollouts"):
+        AnalysisEngine(predictor, SEARCH, rollouts=rollouts)
+
+
+def test_rollouts_need_a_policy_net():
+    from stonelab.errors import ConfigError
+
+    class NoPolicy:  # an alphazero Go model's place: a search, no move predictor
+        rules = GoRules(9)
+
+    with pytest.raises(ConfigError, match="move predictor"):
+        AnalysisEngine(NoPolicy(), SEARCH, rollouts=2)
+
+
 def test_default_turn_is_the_last_and_moves_may_be_empty(engine):
     out = results(answers(engine, [query(), query("empty", moves=[])]))
     assert [(r["id"], r["turnNumber"]) for r in out] == [("q", 2), ("empty", 0)]

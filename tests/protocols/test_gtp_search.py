@@ -451,6 +451,29 @@ def test_root_info_reports_the_search_score_and_the_raw_one_beside_it(predictor)
     assert {lead for _, lead in searched} != {0.25}  # the moves' scores differ from the raw one
 
 
+def test_root_info_mixes_in_the_rollouts_of_the_position_once(predictor):
+    """With rollouts (analysis.rollouts > 0), rootInfo's scoreLead is the searched moves'
+    score mixed with the mean of the position's rollout ends (the mover's view, at
+    ROLLOUT_SHARE), the rollouts played once however many lines are reported; rawLead stays."""
+    from stonelab.models.rollouts import ROLLOUT_SHARE
+
+    played = []
+
+    def rollouts(state):  # Black's margins: White (to move) wins both by 20
+        played.append(state.hash)
+        return np.array([-20.0, -20.0])
+
+    eng = engine(predictor, estimates=corner_counting, rollouts=rollouts)
+    out = run_lines(eng, ["play b E5", "kata-analyze w 5 rootInfo true minmoves 81", "name"], pause_after=1, pause=0.4)
+    lines = analysis_lines(out)
+    infos, root, _ = parse_kata(lines[-1])
+    searched = [(int(i["visits"]), float(i["scoreLead"])) for i in infos if int(i["visits"]) > 0]
+    expected = sum(v * lead for v, lead in searched) / sum(v for v, _ in searched)
+    assert float(root["scoreLead"]) == pytest.approx((1 - ROLLOUT_SHARE) * expected + ROLLOUT_SHARE * 20.0, abs=0.01)
+    assert float(root["winrate"]) >= ROLLOUT_SHARE and root["rawLead"] == "0.25"
+    assert len(lines) > 1 and len(played) == 1
+
+
 def test_fields_a_net_does_not_have_are_left_out(predictor):
     eng = engine(predictor, estimates=predictor.estimates)  # maddison_cnn: a policy and nothing else
     out = run_lines(eng, ["kata-analyze 5 ownership true movesOwnership true rootInfo true", "name"],

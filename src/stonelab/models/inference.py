@@ -155,8 +155,10 @@ class MovePredictor:
         """Raw policy logits [B, n*n] or [B, n*n + 1] (nets with a pass output)."""
         return self.outputs(states, ranks).policy_logits
 
-    def _masked_probabilities(self, logits: torch.Tensor, states: Sequence[GoState],
-                              avoid_own_eyes: bool = False) -> torch.Tensor:
+    def masked_probabilities(self, logits: torch.Tensor, states: Sequence[GoState],
+                             avoid_own_eyes: bool = False) -> torch.Tensor:
+        """Softmax of ``logits`` [B, actions] over each state's legal moves (and, with
+        ``avoid_own_eyes``, off its own single-point eyes), pass last: float [B, n*n + 1]."""
         logits = logits.float().cpu()
         legal = torch.from_numpy(np.stack([s.legal_mask() for s in states]))
         if avoid_own_eyes:
@@ -170,7 +172,7 @@ class MovePredictor:
 
     def probabilities(self, states: Sequence[GoState], ranks: Sequence[int] | None = None) -> np.ndarray:
         """Move probabilities [B, n*n + 1] (pass last), zero on illegal moves."""
-        return self._masked_probabilities(self.logits(states, ranks), states).numpy()
+        return self.masked_probabilities(self.logits(states, ranks), states).numpy()
 
     def best_moves(self, states: Sequence[GoState], k: int = 1, ranks: Sequence[int] | None = None) -> np.ndarray:
         """The ``k`` most probable legal moves per state, best first: int [B, k]."""
@@ -186,7 +188,7 @@ class MovePredictor:
         search-free bots): a net without a pass output would otherwise fill its eyes
         and die instead of passing at the end of the game; with them gone it passes."""
         out = self.outputs(states, ranks, histories)
-        probs = self._masked_probabilities(out.policy_logits, states, avoid_own_eyes=True)
+        probs = self.masked_probabilities(out.policy_logits, states, avoid_own_eyes=True)
         if not (out.has_belief and self.gate and self.gate.get("enabled")):
             return probs.argmax(dim=1).numpy()
         move, _, _ = gate_output(probs, out.apply(torch.Tensor.cpu), **self.gate)

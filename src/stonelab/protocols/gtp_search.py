@@ -212,14 +212,17 @@ class SearchGTPEngine(GTPEngine):
     """`GTPEngine` whose moves and analysis come from a `GoSearchPlayer` (or priors only)."""
 
     def __init__(self, board_size: int, choose, player, *, priors, playouts: int, seconds: float | None = None,
-                 resign: ResignRule | None = None, estimates=None, boards=None, **kwargs):
+                 resign: ResignRule | None = None, estimates=None, boards=None, rollouts=None, **kwargs):
         """``choose``: the search-free move choice of `GTPEngine`; ``player``: a
         `GoSearchPlayer`, or None to play by ``choose`` and analyse by ``priors`` alone.
         ``priors(state) -> [A]`` move probabilities (pass last); ``estimates(states) ->
         [BoardEstimate]`` (`MovePredictor.estimates`) the net's win rate, score and
         ownership for kata-analyze (None: no such heads). ``boards(n) -> (choose, priors,
         estimates, make_player)`` the same on an n x n board (None: this board only; a
-        `StonelabError` from it: a board the net cannot play)."""
+        `StonelabError` from it: a board the net cannot play). ``rollouts(state) -> ends``
+        (`stonelab.models.rollouts.policy_rollouts` of the board's net; None: none): the
+        kata-analyze rootInfo's win rate and score are then mixed with them, as the JSON
+        engine's with ``analysis.rollouts``."""
         super().__init__(board_size, choose, **kwargs)
         self.player = player
         self.komi_changed()  # the search counts the engine's komi, not its checkpoint's
@@ -228,6 +231,7 @@ class SearchGTPEngine(GTPEngine):
         self.seconds = seconds
         self.resign = resign or ResignRule()
         self.estimates = estimates or (lambda states: [NO_ESTIMATE] * len(states))
+        self.rollouts = rollouts
         self.estimate_cache: dict = {}  # the net's estimates around the analysed position
         self.root_rule: np.ndarray | None = None  # the root moves a genmove_analyze may search
         self.clock = GTPClock()
@@ -450,6 +454,8 @@ class SearchGTPEngine(GTPEngine):
         if winrate is None:
             winrate = root.winrate if root.winrate is not None else 0.5
         searched = root if lead is None else replace(root, score_lead=lead)
+        if self.rollouts is not None:
+            winrate, searched = self._with_rollouts(state, winrate, searched)
         fields = {"visits": visits, **value_fields(winrate, searched, self.board_size)}
         lcb = combined_lcb(moves)
         fields["lcb"] = number(winrate if lcb is None else lcb)
@@ -460,6 +466,18 @@ class SearchGTPEngine(GTPEngine):
             fields["rawLead"] = number(root.score_lead)
         fields["thisHash"], fields["symHash"] = position_hashes(state)
         return "rootInfo " + " ".join(f"{key} {value}" for key, value in fields.items())
+
+    def _with_rollouts(self, state: GoState, winrate: float, searched: BoardEstimate) -> tuple[float, BoardEstimate]:
+        """The root's win rate and estimate mixed with its policy rollouts (played once per
+        position: kept beside the net's estimates), `stonelab.models.rollouts.blend`."""
+        from stonelab.models.rollouts import blend
+
+        self._line_estimates(state, [None])  # the cache now holds this position
+        if "rollouts" not in self.estimate_cache:
+            self.estimate_cache["rollouts"] = self.rollouts(state)
+        lead = searched.score_lead
+        mixed_lead, winrate = blend(0.0 if lead is None else lead, winrate, self.estimate_cache["rollouts"], state.to_play)
+        return winrate, searched if lead is None else replace(searched, score_lead=mixed_lead)
 
     def _spread(self, state: GoState, base: int | None, lines: list[tuple]) -> np.ndarray:
         """``ownershipStdev`` of the position after ``base`` (None: ``state`` itself): the
@@ -755,7 +773,7 @@ ENGINE_TREE_NODES = 20_000  # room for analysis to grow (19x19: ~170 MB of edges
 
 
 def search_gtp_engine(predictor, search, *, resign: ResignRule | None = None, name: str = "stonelab",
-                      version: str = "", background: CompileNotice | None = None) -> SearchGTPEngine:
+                      version: str = "", background: CompileNotice | None = None, rollouts: int = 0) -> SearchGTPEngine:
     """A Go move predictor as a GTP engine; ``search`` (the search settings, Go's own under
     ``"go"``: `stonelab.games.go.settings.search_settings`; or None) with ``playouts: 0`` or
     None plays the net's move without search.
@@ -763,9 +781,13 @@ def search_gtp_engine(predictor, search, *, resign: ResignRule | None = None, na
     ``background`` (`src/play.py`), the `CompileNotice` of a first start: the kernels
     compile or load on a thread (`warm_up`), the net's move first, then the search, which
     takes over when ready (`SearchGTPEngine.search_when_ready`); the notice says when.
-    Without it the search is built before this returns (compiling on first use)."""
+    Without it the search is built before this returns (compiling on first use).
+
+    ``rollouts`` > 0: kata-analyze's rootInfo mixes that many policy rollouts into its win
+    rate and score (`SearchGTPEngine`), a move predictor's only."""
     from stonelab.games.go.players import go_search_player
     from stonelab.games.go.settings import split_settings
+    from stonelab.models.rollouts import check_rollouts, policy_rollouts
 
     settings = dict(search or {"playouts": 0})
     playouts = settings.get("playouts", 0)
@@ -776,7 +798,9 @@ def search_gtp_engine(predictor, search, *, resign: ResignRule | None = None, na
         settings.setdefault("max_nodes", None)
         settings["max_nodes"] = settings["max_nodes"] or max(2 * (playouts + 2) + 8, ENGINE_TREE_NODES)
 
+    check_rollouts(rollouts, predictor)
     nets = {predictor.rules.n: predictor}
+    rolled = (lambda state: policy_rollouts(nets[state.n], state, rollouts=rollouts)) if rollouts else None
 
     def boards(n):  # boardsize n: the net resized once per size, a search of that board
         if n not in nets:
@@ -790,7 +814,7 @@ def search_gtp_engine(predictor, search, *, resign: ResignRule | None = None, na
         choose, priors, estimates = net_functions(predictor)
         return SearchGTPEngine(predictor.rules.n, choose, player, priors=priors, estimates=estimates,
                                playouts=playouts, seconds=settings.get("seconds"), resign=resign, name=name,
-                               version=version, boards=boards)
+                               version=version, boards=boards, rollouts=rolled)
 
     if background is None:
         return engine(go_search_player(predictor, settings) if playouts else None, playouts)
