@@ -23,11 +23,11 @@ the position's hash, so one position always gets the same ends.
 
 from __future__ import annotations
 
-import numpy as np
-import torch
-
 import copy
 import weakref
+
+import numpy as np
+import torch
 
 from stonelab.games.go import rules as go
 from stonelab.games.go.ownership import diagonal_table, random_playout
