@@ -474,20 +474,11 @@ def playout_score(state: GoState, playouts: int, seed: int = 0) -> tuple[float, 
     """(mean, standard deviation) of the Tromp-Taylor area margin, side to move's view, over
     ``playouts`` light random playouts from ``state`` (`random_playout`): the scoreLead of a
     net without a score head. Seeded, so one position always gets one estimate."""
-    from stonelab.games.go import rules as go
-    from stonelab.games.go.ownership import diagonal_table, random_playout
+    from stonelab.models.rollouts import area_margin
     from stonelab.search.tree import seed_numba
 
     seed_numba(seed)
-    diag = diagonal_table(state.n)
-    owner = np.zeros(state.n * state.n, dtype=np.int8)
-    scores = np.zeros(max(playouts, 1))
-    for i in range(playouts):
-        game = go.copy_arrays(state.arrays)
-        go.resume_play(game)
-        random_playout(game, diag, 3 * state.n * state.n)
-        go.tromp_taylor_owner(game.board, game.neighbours, owner)
-        scores[i] = float(owner.sum(dtype=np.int64)) - float(state.rules.komi)
+    scores = np.array([area_margin(state) for _ in range(playouts)] or [0.0])
     sign = 1.0 if state.to_play == BLACK else -1.0
     return sign * float(scores.mean()), float(scores.std())
 
