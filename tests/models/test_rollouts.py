@@ -40,12 +40,13 @@ def test_the_same_position_gets_the_same_ends_and_another_seed_others(predictor)
 
 def test_blend_mixes_the_ends_in_the_side_to_moves_view():
     ends = np.array([-5.0, -5.0, 3.0, -1.0])  # Black's margins: White wins three of four, by 2 on average
-    lead, winrate = blend(10.0, 0.6, ends, WHITE)
+    lead, winrate, lcb = blend(10.0, 0.6, ends, WHITE, lcb=0.5)
     assert lead == pytest.approx((1 - ROLLOUT_SHARE) * 10.0 + ROLLOUT_SHARE * 2.0)
     assert winrate == pytest.approx((1 - ROLLOUT_SHARE) * 0.6 + ROLLOUT_SHARE * 0.75)
-    lead, winrate = blend(-10.0, 0.4, ends, BLACK)
+    assert lcb == pytest.approx((1 - ROLLOUT_SHARE) * 0.5 + ROLLOUT_SHARE * 0.75) and lcb <= winrate
+    lead, winrate, lcb = blend(-10.0, 0.4, ends, BLACK)
     assert lead == pytest.approx((1 - ROLLOUT_SHARE) * -10.0 + ROLLOUT_SHARE * -2.0)
-    assert winrate == pytest.approx((1 - ROLLOUT_SHARE) * 0.4 + ROLLOUT_SHARE * 0.25)
+    assert winrate == pytest.approx((1 - ROLLOUT_SHARE) * 0.4 + ROLLOUT_SHARE * 0.25) and lcb is None
 
 
 @pytest.mark.parametrize("kwargs", [{"rollouts": 0}, {"temperature": 0.0}, {"policy_moves": -1}])

@@ -117,6 +117,7 @@ def test_rollouts_mix_the_turns_policy_rollouts_into_the_root_and_leave_the_rest
     ends = policy_rollouts(predictor, state, rollouts=3)
     assert r["rootInfo"]["scoreLead"] == pytest.approx((1 - ROLLOUT_SHARE) * searched + ROLLOUT_SHARE * ends.mean(), abs=1e-3)
     assert r["rootInfo"]["rawLead"] == p["rootInfo"]["rawLead"]
+    assert r["rootInfo"]["lcb"] <= r["rootInfo"]["winrate"]
 
 
 @pytest.mark.parametrize("rollouts", [-1, 2.5, True])

@@ -471,6 +471,7 @@ def test_root_info_mixes_in_the_rollouts_of_the_position_once(predictor):
     expected = sum(v * lead for v, lead in searched) / sum(v for v, _ in searched)
     assert float(root["scoreLead"]) == pytest.approx((1 - ROLLOUT_SHARE) * expected + ROLLOUT_SHARE * 20.0, abs=0.01)
     assert float(root["winrate"]) >= ROLLOUT_SHARE and root["rawLead"] == "0.25"
+    assert ROLLOUT_SHARE <= float(root["lcb"]) <= float(root["winrate"])  # the bound moves with the win rate
     assert len(lines) > 1 and len(played) == 1
 
 

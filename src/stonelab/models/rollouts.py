@@ -78,14 +78,19 @@ def check_rollouts(rollouts, predictor) -> None:
                           "(maddison_cnn, resnet or belief_vit checkpoints); this is an alphazero Go model")
 
 
-def blend(lead: float, winrate: float, ends: np.ndarray, to_play: int) -> tuple[float, float]:
-    """(score lead, win rate) of the side to move ``to_play``: ``lead`` and ``winrate`` (a
-    search's or the net's, that side's view) mixed with the rollouts' ``ends`` (Black's margins)
-    -- their mean margin and the share of them that side won -- at `ROLLOUT_SHARE`."""
+def blend(lead: float, winrate: float, ends: np.ndarray, to_play: int,
+          lcb: float | None = None) -> tuple[float, float, float | None]:
+    """(score lead, win rate, its lower bound) of the side to move ``to_play``: ``lead``,
+    ``winrate`` and ``lcb`` (a search's or the net's, that side's view; ``lcb`` None: none)
+    mixed with the rollouts' ``ends`` (Black's margins) -- their mean margin and the share of
+    them that side won, both for the bound -- at `ROLLOUT_SHARE`."""
     margins = np.asarray(ends, dtype=np.float64) * to_play
     won = float(np.mean(margins > 0))
-    return ((1 - ROLLOUT_SHARE) * lead + ROLLOUT_SHARE * float(margins.mean()),
-            (1 - ROLLOUT_SHARE) * winrate + ROLLOUT_SHARE * won)
+
+    def mix(ours: float, theirs: float) -> float:
+        return (1 - ROLLOUT_SHARE) * ours + ROLLOUT_SHARE * theirs
+
+    return mix(lead, float(margins.mean())), mix(winrate, won), None if lcb is None else mix(lcb, won)
 
 
 def policy_logits(predictor, states: list[GoState]) -> torch.Tensor:

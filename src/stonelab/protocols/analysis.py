@@ -762,11 +762,11 @@ class AnalysisEngine:
         winrate = (sum(i.visits * i.winrate for i in shown_infos) / visits if visits
                    else root.winrate if root.winrate is not None else 0.5)
         lead = sum(i.visits * -judged[i.move].score for i in shown_infos) / visits if visits else root.score
+        lcb = combined_lcb(shown_infos)
         if self.rollouts:
-            winrate, lead = self._with_rollouts(state, winrate, lead, cache)
+            winrate, lead, lcb = self._with_rollouts(state, winrate, lead, lcb, cache)
         moves = [self._move_info(order, info, judged[info.move], winrate, sign, turn)
                  for order, info in enumerate(shown_infos)]
-        lcb = combined_lcb(shown_infos)
         this_hash, sym_hash = position_hashes(state)
         out = {"id": turn.id, "turnNumber": turn.turn, "isDuringSearch": during, "moveInfos": moves,
                "rootInfo": {"winrate": _rate(winrate, sign), "scoreLead": _f(sign * lead),
@@ -786,15 +786,16 @@ class AnalysisEngine:
             out["policy"] = self._policy(state)
         return out
 
-    def _with_rollouts(self, state: GoState, winrate: float, lead: float, cache: dict) -> tuple[float, float]:
-        """(win rate, score lead) of the side to move: the search's mixed with the turn's
-        policy rollouts (`stonelab.models.rollouts.blend`), played once per turn."""
+    def _with_rollouts(self, state: GoState, winrate: float, lead: float, lcb: float | None,
+                       cache: dict) -> tuple[float, float, float | None]:
+        """(win rate, score lead, win rate's lower bound) of the side to move: the search's
+        mixed with the turn's policy rollouts (`stonelab.models.rollouts.blend`), played once per turn."""
         from stonelab.models.rollouts import blend, policy_rollouts
 
         if "rollouts" not in cache:
             cache["rollouts"] = policy_rollouts(self.predictor_for(state.n), state, rollouts=self.rollouts)
-        lead, winrate = blend(lead, winrate, cache["rollouts"], state.to_play)
-        return winrate, lead
+        lead, winrate, lcb = blend(lead, winrate, cache["rollouts"], state.to_play, lcb)
+        return winrate, lead, lcb
 
     def _judged(self, state: GoState, moves: list[int], cache: dict) -> dict:
         """Judgements of the root (key None) and of the position after each move, cached per turn."""

@@ -454,10 +454,10 @@ class SearchGTPEngine(GTPEngine):
         if winrate is None:
             winrate = root.winrate if root.winrate is not None else 0.5
         searched = root if lead is None else replace(root, score_lead=lead)
-        if self.rollouts is not None:
-            winrate, searched = self._with_rollouts(state, winrate, searched)
-        fields = {"visits": visits, **value_fields(winrate, searched, self.board_size)}
         lcb = combined_lcb(moves)
+        if self.rollouts is not None:
+            winrate, searched, lcb = self._with_rollouts(state, winrate, searched, lcb)
+        fields = {"visits": visits, **value_fields(winrate, searched, self.board_size)}
         fields["lcb"] = number(winrate if lcb is None else lcb)
         fields["currentPlayer"] = "B" if state.to_play == 1 else "W"
         if root.winrate is not None:
@@ -467,17 +467,19 @@ class SearchGTPEngine(GTPEngine):
         fields["thisHash"], fields["symHash"] = position_hashes(state)
         return "rootInfo " + " ".join(f"{key} {value}" for key, value in fields.items())
 
-    def _with_rollouts(self, state: GoState, winrate: float, searched: BoardEstimate) -> tuple[float, BoardEstimate]:
-        """The root's win rate and estimate mixed with its policy rollouts (played once per
-        position: kept beside the net's estimates), `stonelab.models.rollouts.blend`."""
+    def _with_rollouts(self, state: GoState, winrate: float, searched: BoardEstimate,
+                       lcb: float | None) -> tuple[float, BoardEstimate, float | None]:
+        """The root's win rate, estimate and win rate's lower bound mixed with its policy
+        rollouts (played once per position: kept beside the net's estimates), `stonelab.models.rollouts.blend`."""
         from stonelab.models.rollouts import blend
 
         self._line_estimates(state, [None])  # the cache now holds this position
         if "rollouts" not in self.estimate_cache:
             self.estimate_cache["rollouts"] = self.rollouts(state)
         lead = searched.score_lead
-        mixed_lead, winrate = blend(0.0 if lead is None else lead, winrate, self.estimate_cache["rollouts"], state.to_play)
-        return winrate, searched if lead is None else replace(searched, score_lead=mixed_lead)
+        mixed, winrate, lcb = blend(0.0 if lead is None else lead, winrate, self.estimate_cache["rollouts"],
+                                    state.to_play, lcb)
+        return winrate, searched if lead is None else replace(searched, score_lead=mixed), lcb
 
     def _spread(self, state: GoState, base: int | None, lines: list[tuple]) -> np.ndarray:
         """``ownershipStdev`` of the position after ``base`` (None: ``state`` itself): the
