@@ -120,9 +120,7 @@ class MovePredictor:
         positions before each state, oldest first (the last ``memory`` are read; fewer
         are padded as at the game's start; None = no past positions).
         """
-        planes = torch.from_numpy(encode_states(states, self.encoder, ranks)).to(self.device).float()
-        to_play = torch.tensor([s.to_play for s in states], device=self.device)
-        komi = torch.tensor([float(s.rules.komi) for s in states], device=self.device)
+        planes, to_play, komi = self.net_inputs(states, ranks)
         memory = getattr(self.net, "memory", 0)
         if not memory:
             return self.net(planes, to_play, komi=komi)
@@ -132,6 +130,15 @@ class MovePredictor:
             if recent:
                 past[i, memory - len(recent):] = encode_states(recent, self.encoder)
         return self.net(planes, to_play, torch.from_numpy(past).to(self.device), komi=komi)
+
+    def net_inputs(self, states: Sequence[GoState], ranks: Sequence[int] | None = None
+                   ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(planes float [B, C, n, n], side to move [B], komi [B]) of ``states`` on this device:
+        what the net reads of the present position."""
+        planes = torch.from_numpy(encode_states(states, self.encoder, ranks)).to(self.device).float()
+        to_play = torch.tensor([s.to_play for s in states], device=self.device)
+        komi = torch.tensor([float(s.rules.komi) for s in states], device=self.device)
+        return planes, to_play, komi
 
     def estimates(self, states: Sequence[GoState]) -> list[BoardEstimate]:
         """The net's `BoardEstimate` of each state (one batched forward pass); the komi

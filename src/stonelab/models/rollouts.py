@@ -102,11 +102,7 @@ def policy_logits(predictor, states: list[GoState]) -> torch.Tensor:
         return predictor.outputs(states).policy_logits
     if net not in _FAST_NETS:
         _FAST_NETS[net] = copy.deepcopy(net).to(memory_format=torch.channels_last).eval()
-    from stonelab.models.inference import encode_states
-
-    planes = torch.from_numpy(encode_states(states, predictor.encoder)).float()
-    to_play = torch.tensor([s.to_play for s in states])
-    komi = torch.tensor([float(s.rules.komi) for s in states])
+    planes, to_play, komi = predictor.net_inputs(states)
     with torch.inference_mode():
         out = _FAST_NETS[net](planes.contiguous(memory_format=torch.channels_last), to_play, komi=komi)
     return out.policy_logits

@@ -536,11 +536,10 @@ class AnalysisEngine:
                  score_playouts: int = 32, max_nodes: int = 20_000, name: str = "stonelab",
                  version: str = __version__, model_path: str = "", rollouts: int = 0):
         from stonelab.errors import ConfigError
+        from stonelab.models.rollouts import check_rollouts
 
         if str(report_as).upper() not in PERSPECTIVES:
             raise ConfigError(f"report_as={report_as!r}: choose BLACK, WHITE or SIDETOMOVE")
-        from stonelab.models.rollouts import check_rollouts
-
         check_rollouts(rollouts, predictor)
         self.rollouts = rollouts
         self.predictor = predictor
