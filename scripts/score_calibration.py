@@ -2,7 +2,7 @@
 
     python scripts/score_calibration.py [--ckpt models/go19_resnet3x64_kgs_aux.ckpt]
         [--games-dir ../shared/data/kgs] [--games 100] [--every 5] [--gnugo /usr/games/gnugo]
-        [--board-size 19] [--visits 0] [--rollouts 0] [--skip-games 0]
+        [--board-size 19] [--visits 0] [--rollouts 0] [--count-settled] [--skip-games 0]
 
 Reads the counted (``RE[B+12.5]``, not resigned or timed out) even ``--board-size`` games of
 ``--games-dir`` (the 2015 KGS games in ../shared/data/kgs were never trained on), replays
@@ -11,7 +11,9 @@ carries) for its score and win rate every ``--every`` moves; with ``--visits N``
 and win rate are instead the search's after N visits (``scoreLead``/``winrate``, what a GUI
 shows), from the KataGo-style JSON engine (ownership stays the net's); with ``--rollouts N`` that
 engine also mixes N policy rollouts into the root's numbers (its ``analysis.rollouts``; with
-``--visits 0`` the engine runs one visit: the net and the rollouts). ``--from-move M``
+``--visits 0`` the engine runs one visit: the net and the rollouts); with ``--count-settled`` it
+mixes in the count of the settled board (its ``analysis.count_settled``, on by default in the
+engines, off in this script unless asked). ``--from-move M``
 measures only positions from move M on (and the last), ``--skip-games K`` starts at the
 K+1-th counted game. Per move-number bucket it
 prints how often the score and the win rate name the real winner and the score's mean
@@ -125,7 +127,9 @@ def gnugo_estimate(state: GoState, gnugo) -> float:
 
 def engine_words(args) -> str:
     searched = f"the search after {args.visits} visits" if args.visits else "the net (one visit)"
-    return searched + (f" mixed with {args.rollouts} policy rollouts" if args.rollouts else "")
+    mixed = [words for flag, words in ((args.count_settled, "the count of the settled board"),
+                                       (args.rollouts, f"{args.rollouts} policy rollouts")) if flag]
+    return searched + (" mixed with " + " and ".join(mixed) if mixed else "")
 
 
 def bucket_of(move: int) -> int:
@@ -170,6 +174,9 @@ def main(argv: list[str] | None = None) -> int:
                              "(0: the net alone)")
     parser.add_argument("--rollouts", type=int, default=0,
                         help="the analysis engine's analysis.rollouts: policy rollouts mixed into the root's numbers")
+    parser.add_argument("--count-settled", action="store_true",
+                        help="the analysis engine's analysis.count_settled: the count of the settled board mixed "
+                             "into the root's numbers late in a game")
     parser.add_argument("--skip-games", type=int, default=0, help="leave out the first K counted games")
     parser.add_argument("--from-move", type=int, default=0, help="measure positions from this move on (and the last)")
     args = parser.parse_args(argv)
@@ -187,12 +194,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         predictor = MovePredictor.from_checkpoint(args.ckpt).for_board(args.board_size)
         engine = None
-        if args.visits or args.rollouts:  # the engine play.py protocol=analysis runs, on the same net
+        if args.visits or args.rollouts or args.count_settled:  # the engine play.py protocol=analysis runs, on the same net
             from stonelab.models.alphazero_go import go_model_from_checkpoint
             from stonelab.protocols.analysis import analysis_engine
 
             engine = analysis_engine(go_model_from_checkpoint(args.ckpt), {"leaves_per_game": 4},
-                                     max_visits=max(args.visits, 1), rollouts=args.rollouts)
+                                     max_visits=max(args.visits, 1), rollouts=args.rollouts,
+                                     count_settled=args.count_settled)
         games = counted_even_games([args.games_dir], args.board_size)[args.skip_games:args.skip_games + args.games]
         if not games:
             raise StonelabError(f"{args.games_dir}: no counted even {args.board_size}x{args.board_size} game")

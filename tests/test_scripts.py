@@ -247,10 +247,11 @@ def test_score_calibration_reports_every_bucket_of_a_real_game(repo_root):
                               cwd=repo_root, capture_output=True, text=True, timeout=300)
     assert negative.returncode == 2 and "--visits -1" in negative.stderr and "Traceback" not in negative.stderr
     rolled = subprocess.run(["python", "scripts/score_calibration.py", "--games-dir", "data/kgs", "--games", "1",
-                             "--skip-games", "1", "--rollouts", "1", "--every", "49", "--from-move", "200"],
-                            cwd=repo_root, capture_output=True, text=True, timeout=300)
+                             "--skip-games", "1", "--rollouts", "1", "--every", "49", "--from-move", "200",
+                             "--count-settled"], cwd=repo_root, capture_output=True, text=True, timeout=300)
     assert rolled.returncode == 0, rolled.stderr
-    assert "the net (one visit) mixed with 1 policy rollouts" in rolled.stdout.splitlines()[0]
+    assert ("the net (one visit) mixed with the count of the settled board and 1 policy rollouts"
+            in rolled.stdout.splitlines()[0])
     assert not any(line.split()[0] in ("0-50", "50-100", "100-150", "150-200") for line in rolled.stdout.splitlines()[2:])
     negative = subprocess.run(["python", "scripts/score_calibration.py", "--rollouts", "-2"],
                               cwd=repo_root, capture_output=True, text=True, timeout=300)

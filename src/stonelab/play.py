@@ -41,6 +41,7 @@ def gtp_engine(cfg: DictConfig, notice: CompileNotice):
     from stonelab.utils.device import resolve_device
 
     settings = entry_point_settings(cfg)  # bad or foreign settings: refused before loading
+    analysis = cfg.get("analysis") or {}
     predictor = go_model_from_checkpoint(cfg.ckpt_path, device=resolve_device(cfg.device), symmetries=cfg.symmetries,
                                          gate=cfg.get("gate"))
     try:
@@ -48,7 +49,8 @@ def gtp_engine(cfg: DictConfig, notice: CompileNotice):
     except (TypeError, ValueError) as exc:
         raise ConfigError(str(exc)) from None
     return search_gtp_engine(predictor, settings, resign=resign, name=cfg.name, version=__version__,
-                             background=notice, rollouts=(cfg.get("analysis") or {}).get("rollouts", 0))
+                             background=notice, rollouts=analysis.get("rollouts", 0),
+                             count_settled=analysis.get("count_settled", True))
 
 
 def gomocup_engine(cfg: DictConfig, notice: CompileNotice):

@@ -120,6 +120,42 @@ def test_rollouts_mix_the_turns_policy_rollouts_into_the_root_and_leave_the_rest
     assert r["rootInfo"]["lcb"] <= r["rootInfo"]["winrate"]
 
 
+def test_a_settled_board_mixes_its_count_into_the_root_and_an_open_one_does_not(predictor):
+    """count_settled (the default): on a finished 9x9 board (Black fills columns B-C, White D-E,
+    a dead white stone on Black's column A) rootInfo's scoreLead is the searched moves' score mixed
+    with the board's count (-34.5, Black's view) at the count's weight; rawLead stays the
+    net's. In the opening, the searched moves' score alone."""
+    from stonelab.models.board_count import settled_count
+    from stonelab.protocols.gtp import move_name
+
+    black = [r * 9 + c for r in range(9) for c in (1, 2)]
+    white = [r * 9 + c for r in range(9) for c in (3, 4)] + [4 * 9]
+    stones = [["B", move_name(p, 9)] for p in black] + [["W", move_name(p, 9)] for p in white]
+    counted = AnalysisEngine(predictor, SEARCH, max_visits=20, score_playouts=8)
+    plain = AnalysisEngine(predictor, SEARCH, max_visits=20, score_playouts=8, count_settled=False)
+    late = query(moves=[], initialStones=stones, initialPlayer="B", maxVisits=16)
+    (r,) = results(answers(counted, [late]))
+    (p,) = results(answers(plain, [late]))
+    count = settled_count(GoRules(9, komi=7.5).new_state().setup(black, white))
+    assert count.margin == pytest.approx(-34.5) and count.weight > 0
+    moves = [m for m in r["moveInfos"] if m["visits"] > 0]
+    searched = sum(m["visits"] * m["scoreLead"] for m in moves) / sum(m["visits"] for m in moves)
+    assert r["rootInfo"]["scoreLead"] == pytest.approx((1 - count.weight) * searched + count.weight * -34.5, abs=1e-3)
+    assert r["rootInfo"]["rawLead"] == p["rootInfo"]["rawLead"] and r["rootInfo"]["winrate"] < p["rootInfo"]["winrate"]
+    (early,) = results(answers(counted, [query(maxVisits=16)]))  # E5, C3: nothing settled
+    moves = [m for m in early["moveInfos"] if m["visits"] > 0]
+    searched = sum(m["visits"] * m["scoreLead"] for m in moves) / sum(m["visits"] for m in moves)
+    assert early["rootInfo"]["scoreLead"] == pytest.approx(searched, abs=1e-3)
+
+
+@pytest.mark.parametrize("value", ["yes", 1])
+def test_a_count_setting_that_is_not_true_or_false_is_refused(predictor, value):
+    from stonelab.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="analysis.count_settled"):
+        AnalysisEngine(predictor, SEARCH, count_settled=value)
+
+
 @pytest.mark.parametrize("rollouts", [-1, 2.5, True])
 def test_bad_rollouts_are_refused_by_name(predictor, rollouts):
     from stonelab.errors import ConfigError

@@ -475,6 +475,30 @@ def test_root_info_mixes_in_the_rollouts_of_the_position_once(predictor):
     assert len(lines) > 1 and len(played) == 1
 
 
+def test_root_info_mixes_in_the_count_of_a_settled_board(predictor):
+    """With count_settled, kata-analyze's rootInfo on a finished board (Black fills columns B-C,
+    White D-E, a dead white stone on Black's column A) is the searched moves' score mixed with the
+    board's count (Black 27, White 54, komi 7.5) in the mover's view; rawLead stays the net's."""
+    from stonelab.models.board_count import settled_count
+
+    black = [r * 9 + c for r in range(9) for c in (1, 2)]
+    white = [r * 9 + c for r in range(9) for c in (3, 4)] + [4 * 9]
+    plays = [f"play b {move_name(p, 9)}" for p in black] + [f"play w {move_name(p, 9)}" for p in white]
+    eng = engine(predictor, estimates=corner_counting, count_settled=True)
+    out = run_lines(eng, [*plays, "kata-analyze w 5 rootInfo true minmoves 81", "name"],
+                    pause_after=len(plays), pause=0.4)
+    infos, root, _ = parse_kata(analysis_lines(out)[-1])
+    searched = [(int(i["visits"]), float(i["scoreLead"])) for i in infos if int(i["visits"]) > 0]
+    expected = sum(v * lead for v, lead in searched) / sum(v for v, _ in searched)
+    state = RULES.new_state().setup(black, white)
+    state.to_play = -1
+    count = settled_count(state)
+    assert count.margin == pytest.approx(27 - 54 - 7.5) and count.weight > 0
+    assert float(root["scoreLead"]) == pytest.approx((1 - count.weight) * expected + count.weight * 34.5, abs=0.01)
+    assert float(root["rawLead"]) == pytest.approx(corner_counting([state])[0].score_lead)
+    assert float(root["lcb"]) <= float(root["winrate"])
+
+
 def test_fields_a_net_does_not_have_are_left_out(predictor):
     eng = engine(predictor, estimates=predictor.estimates)  # maddison_cnn: a policy and nothing else
     out = run_lines(eng, ["kata-analyze 5 ownership true movesOwnership true rootInfo true", "name"],

@@ -39,6 +39,11 @@ What the numbers are (docs/analysis_engine.md says more):
   (`stonelab.games.go.ownership.random_playout`). A move's is that of the position after
   it; the root's is the visit-weighted mean over its searched moves. Random playouts are
   a rough guide to the score, and blind to life and death that needs reading.
+- With ``count_settled`` (on by default), the root's ``winrate`` and ``scoreLead`` late in a
+  game mix in the count of the board (`stonelab.models.board_count`: dead stones judged by
+  random playouts and taken off, settled points counted, the open ones the net's ownership),
+  with a weight that grows with the share of the empty points already settled: 0 until
+  about a third of them are (in the opening and middle game), 0.75 from four fifths on.
 - With ``rollouts`` N > 0 (off by default: ~10 s a turn on a CPU core for 8 with a 6-block
   net), the root's ``winrate`` and ``scoreLead`` mix the search's with N policy rollouts
   from the position (`stonelab.models.rollouts`: the net plays the game out against itself,
@@ -534,14 +539,17 @@ class AnalysisEngine:
 
     def __init__(self, predictor, search: dict, *, max_visits: int = 200, report_as: str = "BLACK",
                  score_playouts: int = 32, max_nodes: int = 20_000, name: str = "stonelab",
-                 version: str = __version__, model_path: str = "", rollouts: int = 0):
+                 version: str = __version__, model_path: str = "", rollouts: int = 0, count_settled: bool = True):
         from stonelab.errors import ConfigError
+        from stonelab.models.board_count import check_count_settled
         from stonelab.models.rollouts import check_rollouts
 
         if str(report_as).upper() not in PERSPECTIVES:
             raise ConfigError(f"report_as={report_as!r}: choose BLACK, WHITE or SIDETOMOVE")
         check_rollouts(rollouts, predictor)
+        check_count_settled(count_settled)
         self.rollouts = rollouts
+        self.count_settled = count_settled
         self.predictor = predictor
         self.n = predictor.rules.n  # the net's own board; others are served resized (`sizes`)
         self.sizes = board_sizes(predictor)
@@ -762,6 +770,8 @@ class AnalysisEngine:
                    else root.winrate if root.winrate is not None else 0.5)
         lead = sum(i.visits * -judged[i.move].score for i in shown_infos) / visits if visits else root.score
         lcb = combined_lcb(shown_infos)
+        if self.count_settled:
+            winrate, lead, lcb = self._with_count(state, winrate, lead, lcb, root, cache)
         if self.rollouts:
             winrate, lead, lcb = self._with_rollouts(state, winrate, lead, lcb, cache)
         moves = [self._move_info(order, info, judged[info.move], winrate, sign, turn)
@@ -784,6 +794,18 @@ class AnalysisEngine:
         if turn.policy:
             out["policy"] = self._policy(state)
         return out
+
+    def _with_count(self, state: GoState, winrate: float, lead: float, lcb: float | None, root: Judgement,
+                    cache: dict) -> tuple[float, float, float | None]:
+        """(win rate, score lead, win rate's lower bound) of the side to move: the search's mixed
+        with the count of the settled board (`stonelab.models.board_count.with_count`), counted once per turn."""
+        from stonelab.models.board_count import settled_count, with_count
+
+        if "count" not in cache:
+            owned = None if root.ownership is None else np.asarray(root.ownership, dtype=np.float64) * state.to_play
+            cache["count"] = settled_count(state, owned)
+        lead, winrate, lcb = with_count(lead, winrate, lcb, cache["count"], state.to_play)
+        return winrate, lead, lcb
 
     def _with_rollouts(self, state: GoState, winrate: float, lead: float, lcb: float | None,
                        cache: dict) -> tuple[float, float, float | None]:

@@ -212,7 +212,8 @@ class SearchGTPEngine(GTPEngine):
     """`GTPEngine` whose moves and analysis come from a `GoSearchPlayer` (or priors only)."""
 
     def __init__(self, board_size: int, choose, player, *, priors, playouts: int, seconds: float | None = None,
-                 resign: ResignRule | None = None, estimates=None, boards=None, rollouts=None, **kwargs):
+                 resign: ResignRule | None = None, estimates=None, boards=None, rollouts=None,
+                 count_settled: bool = False, **kwargs):
         """``choose``: the search-free move choice of `GTPEngine`; ``player``: a
         `GoSearchPlayer`, or None to play by ``choose`` and analyse by ``priors`` alone.
         ``priors(state) -> [A]`` move probabilities (pass last); ``estimates(states) ->
@@ -222,7 +223,8 @@ class SearchGTPEngine(GTPEngine):
         `StonelabError` from it: a board the net cannot play). ``rollouts(state) -> ends``
         (`stonelab.models.rollouts.policy_rollouts` of the board's net; None: none): the
         kata-analyze rootInfo's win rate and score are then mixed with them, as the JSON
-        engine's with ``analysis.rollouts``."""
+        engine's with ``analysis.rollouts``. ``count_settled``: that rootInfo also mixes in the
+        count of the settled board, as the JSON engine's with ``analysis.count_settled``."""
         super().__init__(board_size, choose, **kwargs)
         self.player = player
         self.komi_changed()  # the search counts the engine's komi, not its checkpoint's
@@ -232,6 +234,7 @@ class SearchGTPEngine(GTPEngine):
         self.resign = resign or ResignRule()
         self.estimates = estimates or (lambda states: [NO_ESTIMATE] * len(states))
         self.rollouts = rollouts
+        self.count_settled = count_settled
         self.estimate_cache: dict = {}  # the net's estimates around the analysed position
         self.root_rule: np.ndarray | None = None  # the root moves a genmove_analyze may search
         self.clock = GTPClock()
@@ -455,6 +458,8 @@ class SearchGTPEngine(GTPEngine):
             winrate = root.winrate if root.winrate is not None else 0.5
         searched = root if lead is None else replace(root, score_lead=lead)
         lcb = combined_lcb(moves)
+        if self.count_settled:
+            winrate, searched, lcb = self._with_count(state, winrate, searched, lcb)
         if self.rollouts is not None:
             winrate, searched, lcb = self._with_rollouts(state, winrate, searched, lcb)
         fields = {"visits": visits, **value_fields(winrate, searched, self.board_size)}
@@ -466,6 +471,22 @@ class SearchGTPEngine(GTPEngine):
             fields["rawLead"] = number(root.score_lead)
         fields["thisHash"], fields["symHash"] = position_hashes(state)
         return "rootInfo " + " ".join(f"{key} {value}" for key, value in fields.items())
+
+    def _with_count(self, state: GoState, winrate: float, searched: BoardEstimate,
+                    lcb: float | None) -> tuple[float, BoardEstimate, float | None]:
+        """The root's win rate, estimate and win rate's lower bound mixed with the count of the
+        settled board (counted once per position: kept beside the net's estimates),
+        `stonelab.models.board_count.with_count`."""
+        from stonelab.models.board_count import settled_count, with_count
+
+        root = self._line_estimates(state, [None])[None]  # the cache now holds this position
+        if "count" not in self.estimate_cache:
+            owned = None if root.ownership is None else np.asarray(root.ownership, dtype=np.float64) * state.to_play
+            self.estimate_cache["count"] = settled_count(state, owned)
+        lead = searched.score_lead
+        mixed, winrate, lcb = with_count(0.0 if lead is None else lead, winrate, lcb, self.estimate_cache["count"],
+                                         state.to_play)
+        return winrate, searched if lead is None else replace(searched, score_lead=mixed), lcb
 
     def _with_rollouts(self, state: GoState, winrate: float, searched: BoardEstimate,
                        lcb: float | None) -> tuple[float, BoardEstimate, float | None]:
@@ -775,7 +796,8 @@ ENGINE_TREE_NODES = 20_000  # room for analysis to grow (19x19: ~170 MB of edges
 
 
 def search_gtp_engine(predictor, search, *, resign: ResignRule | None = None, name: str = "stonelab",
-                      version: str = "", background: CompileNotice | None = None, rollouts: int = 0) -> SearchGTPEngine:
+                      version: str = "", background: CompileNotice | None = None, rollouts: int = 0,
+                      count_settled: bool = True) -> SearchGTPEngine:
     """A Go move predictor as a GTP engine; ``search`` (the search settings, Go's own under
     ``"go"``: `stonelab.games.go.settings.search_settings`; or None) with ``playouts: 0`` or
     None plays the net's move without search.
@@ -786,9 +808,11 @@ def search_gtp_engine(predictor, search, *, resign: ResignRule | None = None, na
     Without it the search is built before this returns (compiling on first use).
 
     ``rollouts`` > 0: kata-analyze's rootInfo mixes that many policy rollouts into its win
-    rate and score (`SearchGTPEngine`), a move predictor's only."""
+    rate and score (`SearchGTPEngine`), a move predictor's only; ``count_settled`` mixes in the
+    count of the settled board there (`stonelab.models.board_count`)."""
     from stonelab.games.go.players import go_search_player
     from stonelab.games.go.settings import split_settings
+    from stonelab.models.board_count import check_count_settled
     from stonelab.models.rollouts import check_rollouts, policy_rollouts
 
     settings = dict(search or {"playouts": 0})
@@ -801,6 +825,7 @@ def search_gtp_engine(predictor, search, *, resign: ResignRule | None = None, na
         settings["max_nodes"] = settings["max_nodes"] or max(2 * (playouts + 2) + 8, ENGINE_TREE_NODES)
 
     check_rollouts(rollouts, predictor)
+    check_count_settled(count_settled)
     nets = {predictor.rules.n: predictor}
     rolled = (lambda state: policy_rollouts(nets[state.n], state, rollouts=rollouts)) if rollouts else None
 
@@ -816,7 +841,7 @@ def search_gtp_engine(predictor, search, *, resign: ResignRule | None = None, na
         choose, priors, estimates = net_functions(predictor)
         return SearchGTPEngine(predictor.rules.n, choose, player, priors=priors, estimates=estimates,
                                playouts=playouts, seconds=settings.get("seconds"), resign=resign, name=name,
-                               version=version, boards=boards, rollouts=rolled)
+                               version=version, boards=boards, rollouts=rolled, count_settled=count_settled)
 
     if background is None:
         return engine(go_search_player(predictor, settings) if playouts else None, playouts)
