@@ -14,6 +14,7 @@ from stonelab.models.board_count import (
     WINRATE_SCALE,
     BoardCount,
     check_count_settled,
+    late_count,
     settled_count,
     with_count,
 )
@@ -56,6 +57,8 @@ def test_a_lone_stone_whose_region_is_the_whole_board_is_not_counted():
     count = settled_count(GoRules(9, komi=7.5).new_state().play(40))
     assert count.margin == pytest.approx(81 - 7.5) and count.settled == 1.0
     assert count.stones < STONES_FROM and count.weight == 0.0
+    assert late_count(GoRules(9, komi=7.5).new_state().play(40)) is None  # the engines do not count it at all
+    assert with_count(3.0, 0.6, None, None, BLACK) == (3.0, 0.6, None)
 
 
 @pytest.mark.parametrize("settled, stones, weight", [

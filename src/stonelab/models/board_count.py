@@ -81,6 +81,15 @@ def settled_count(state: GoState, ownership: np.ndarray | None = None, playouts:
     return BoardCount(margin, float((empty & settled).sum()) / max(int(empty.sum()), 1), 1.0 - float(empty.mean()))
 
 
+def late_count(state: GoState, ownership: np.ndarray | None = None) -> BoardCount | None:
+    """`settled_count` where it can weigh; None (no playouts played) on a board covered less
+    than `STONES_FROM`, where its weight is 0 whatever it counts: the engines' first ~50
+    moves of a 19x19 game are spared its ~0.05-0.08 s."""
+    if np.count_nonzero(state.board) < STONES_FROM * state.board.size:
+        return None
+    return settled_count(state, ownership)
+
+
 def check_count_settled(count_settled) -> None:
     """Refuse, by name, an ``analysis.count_settled`` that is not true or false."""
     if not isinstance(count_settled, bool):
@@ -89,12 +98,13 @@ def check_count_settled(count_settled) -> None:
         raise ConfigError(f"analysis.count_settled={count_settled!r}: give true or false")
 
 
-def with_count(lead: float, winrate: float, lcb: float | None, count: BoardCount,
+def with_count(lead: float, winrate: float, lcb: float | None, count: BoardCount | None,
                to_play: int) -> tuple[float, float, float | None]:
     """(score lead, win rate, its lower bound) of the side to move ``to_play``: ``lead``,
     ``winrate`` and ``lcb`` (a search's or the net's, that side's view; ``lcb`` None: none)
-    mixed with ``count`` at its weight; the count's win rate is sigmoid(margin / `WINRATE_SCALE`)."""
-    weight = count.weight
+    mixed with ``count`` at its weight (None: unchanged, `late_count`); the count's win rate
+    is sigmoid(margin / `WINRATE_SCALE`)."""
+    weight = 0.0 if count is None else count.weight
     if weight == 0.0:
         return lead, winrate, lcb
     margin = to_play * count.margin

@@ -799,11 +799,11 @@ class AnalysisEngine:
                     cache: dict) -> tuple[float, float, float | None]:
         """(win rate, score lead, win rate's lower bound) of the side to move: the search's mixed
         with the count of the settled board (`stonelab.models.board_count.with_count`), counted once per turn."""
-        from stonelab.models.board_count import settled_count, with_count
+        from stonelab.models.board_count import late_count, with_count
 
         if "count" not in cache:
             owned = None if root.ownership is None else np.asarray(root.ownership, dtype=np.float64) * state.to_play
-            cache["count"] = settled_count(state, owned)
+            cache["count"] = late_count(state, owned)
         lead, winrate, lcb = with_count(lead, winrate, lcb, cache["count"], state.to_play)
         return winrate, lead, lcb
 

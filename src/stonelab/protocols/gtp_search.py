@@ -477,12 +477,12 @@ class SearchGTPEngine(GTPEngine):
         """The root's win rate, estimate and win rate's lower bound mixed with the count of the
         settled board (counted once per position: kept beside the net's estimates),
         `stonelab.models.board_count.with_count`."""
-        from stonelab.models.board_count import settled_count, with_count
+        from stonelab.models.board_count import late_count, with_count
 
         root = self._line_estimates(state, [None])[None]  # the cache now holds this position
         if "count" not in self.estimate_cache:
             owned = None if root.ownership is None else np.asarray(root.ownership, dtype=np.float64) * state.to_play
-            self.estimate_cache["count"] = settled_count(state, owned)
+            self.estimate_cache["count"] = late_count(state, owned)
         lead = searched.score_lead
         mixed, winrate, lcb = with_count(0.0 if lead is None else lead, winrate, lcb, self.estimate_cache["count"],
                                          state.to_play)
