@@ -42,8 +42,8 @@ What the numbers are (docs/analysis_engine.md says more):
 - With ``count_settled`` (on by default), the root's ``winrate`` and ``scoreLead`` late in a
   game mix in the count of the board (`stonelab.models.board_count`: dead stones judged by
   random playouts and taken off, settled points counted, the open ones the net's ownership),
-  with a weight that grows with the share of the empty points already settled: 0 until
-  about a third of them are (in the opening and middle game), 0.75 from four fifths on.
+  with a weight that grows with the share of the empty points already settled: 0 until a
+  fifth of them are (the opening and middle game), 0.75 from three quarters on.
 - With ``rollouts`` N > 0 (off by default: ~10 s a turn on a CPU core for 8 with a 6-block
   net), the root's ``winrate`` and ``scoreLead`` mix the search's with N policy rollouts
   from the position (`stonelab.models.rollouts`: the net plays the game out against itself,
