@@ -4,8 +4,9 @@
     lead, winrate, lcb = with_count(lead, winrate, lcb, count, state.to_play)
 
 A score head reads the board in one pass and misses whole groups: on the last positions of
-counted KGS games the shipped nets' scoreLead named the winner in 72-77% of them, where
-counting the board (dead stones off, then area) names it in 92% (docs/analysis_engine.md).
+120 counted KGS games the shipped aux nets' scoreLead named the winner in 77 and 86 of them,
+where counting the board (these playouts' dead stones off, then area) names it in 110 (a
+one-off snippet; docs/analysis_engine.md has the shipped commands).
 Late in a game most of the board is settled and can simply be counted; what is left open
 is the net's to judge. So:
 
