@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stonelab.games.go.ownership import chain_means, scoring_ownership
+from stonelab.games.go.ownership import dead_by_mean, scoring_ownership
 from stonelab.games.go.rules import EMPTY, GoState, tromp_taylor_owner
 
 COUNT_PLAYOUTS = 32  # per colour moving first: the dead-stone judgement the gate was fitted with
@@ -70,9 +70,8 @@ def settled_count(state: GoState, ownership: np.ndarray | None = None, playouts:
     (+1 black), for the points the count leaves open; None: the playouts' mean there."""
     mean = scoring_ownership(state, playouts, seed)
     board = state.board
-    dead = (board != EMPTY) & (chain_means(state, mean) * board < 0)
     cleaned = board.copy()
-    cleaned[dead] = EMPTY
+    cleaned[dead_by_mean(state, mean)] = EMPTY
     owner = np.zeros(board.shape[0], dtype=np.int8)
     tromp_taylor_owner(cleaned, state.arrays.neighbours, owner)
     settled = owner != 0

@@ -345,6 +345,11 @@ def dead_stones(state: GoState, *, ownership: np.ndarray | None = None, net_weig
     mean = scoring_ownership(state, playouts, seed)
     if ownership is not None and net_weight > 0:
         mean = (1 - net_weight) * mean + net_weight * np.asarray(ownership, dtype=np.float64)
+    return dead_by_mean(state, mean)
+
+
+def dead_by_mean(state: GoState, mean: np.ndarray) -> np.ndarray:
+    """bool[N]: the stones of ``state`` whose chain's mean ownership (black's view) favours the opponent."""
     return (state.board != EMPTY) & (chain_means(state, mean) * state.board < 0)
 
 
